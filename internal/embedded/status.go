@@ -1,0 +1,212 @@
+package embedded
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// pidFile is the content of postmaster.pid.
+type pidFile struct {
+	pid       int
+	startedAt time.Time
+	port      int
+	socketDir string
+	status    string // "starting", "ready", "stopping"
+}
+
+func readPidFile(dataDir string) (pidFile, bool, error) {
+	b, err := os.ReadFile(filepath.Join(dataDir, "postmaster.pid"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return pidFile{}, false, nil
+	}
+	if err != nil {
+		return pidFile{}, false, fmt.Errorf("reading postmaster.pid: %w", err)
+	}
+	lines := strings.Split(string(b), "\n")
+	var p pidFile
+	if len(lines) > 0 {
+		p.pid, _ = strconv.Atoi(strings.TrimSpace(lines[0]))
+	}
+	if len(lines) > 2 {
+		if s, err := strconv.ParseInt(strings.TrimSpace(lines[2]), 10, 64); err == nil {
+			p.startedAt = time.Unix(s, 0)
+		}
+	}
+	if len(lines) > 3 {
+		p.port, _ = strconv.Atoi(strings.TrimSpace(lines[3]))
+	}
+	if len(lines) > 4 {
+		p.socketDir = strings.TrimSpace(lines[4])
+	}
+	if len(lines) > 7 {
+		p.status = strings.TrimSpace(lines[7])
+	}
+	return p, true, nil
+}
+
+// alivePostgres reports whether pid is a live postgres process.
+func alivePostgres(pid int) bool {
+	if pid <= 0 {
+		return false
+	}
+	if err := syscall.Kill(pid, 0); err != nil && !errors.Is(err, syscall.EPERM) {
+		return false
+	}
+	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	if err != nil {
+		return false
+	}
+	prog, _, _ := strings.Cut(string(cmdline), "\x00")
+	return filepath.Base(prog) == "postgres" || strings.HasPrefix(string(cmdline), "postgres")
+}
+
+// running reports whether the server of the data dir runs, from its pid
+// file. A pid file whose process is gone (or is some other program) is
+// stale: it is left for the server to replace, or removed when a foreign
+// process now holds that pid.
+func (c *Cluster) running() (Info, bool, error) {
+	p, ok, err := readPidFile(c.cfg.DataDir)
+	if err != nil || !ok {
+		return Info{}, false, err
+	}
+	if !alivePostgres(p.pid) {
+		if p.pid > 0 && syscall.Kill(p.pid, 0) == nil {
+			// The pid was reused by another program: the server would refuse
+			// to start while the file names a live process.
+			if err := os.Remove(filepath.Join(c.cfg.DataDir, "postmaster.pid")); err != nil {
+				return Info{}, false, fmt.Errorf("removing stale postmaster.pid: %w", err)
+			}
+		}
+		return Info{}, false, nil
+	}
+	return Info{DataDir: c.cfg.DataDir, SocketDir: p.socketDir, Port: p.port, PID: p.pid,
+		Version: c.cfg.Binaries.Version, StartedAt: p.startedAt}, true, nil
+}
+
+// waitReady waits until a reused server reports "ready" in its pid file.
+func (c *Cluster) waitReady(ctx context.Context, info *Info) error {
+	deadline := time.Now().Add(c.cfg.StartTimeout)
+	for delay := 20 * time.Millisecond; ; delay = min(delay*2, time.Second) {
+		p, ok, err := readPidFile(c.cfg.DataDir)
+		if err != nil {
+			return err
+		}
+		if !ok || !alivePostgres(p.pid) {
+			return fmt.Errorf("the server in %q stopped while starting; see %s", c.cfg.DataDir, c.logPath())
+		}
+		if p.status == "ready" {
+			info.Port, info.SocketDir = p.port, p.socketDir
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the server in %q is %q after %s; see %s", c.cfg.DataDir, p.status, c.cfg.StartTimeout, c.logPath())
+		}
+		if err := waitDelay(ctx, delay); err != nil {
+			return err
+		}
+	}
+}
+
+// State is the cluster's state as `pgts db status` shows it.
+type State struct {
+	Initialised bool
+	Running     bool
+	Stale       bool // a pid file remains from a server that was killed
+	Info        Info
+	SizeBytes   int64
+	Uptime      time.Duration
+}
+
+// Status inspects the data dir without starting anything.
+func (c *Cluster) Status() (State, error) {
+	var s State
+	if _, err := os.Stat(filepath.Join(c.cfg.DataDir, "PG_VERSION")); err != nil {
+		return s, nil
+	}
+	s.Initialised = true
+	s.SizeBytes = dirSize(c.cfg.DataDir)
+	info, ok, err := c.running()
+	if err != nil {
+		return s, err
+	}
+	if ok {
+		s.Running, s.Info = true, info
+		if !info.StartedAt.IsZero() {
+			s.Uptime = time.Since(info.StartedAt).Truncate(time.Second)
+		}
+		return s, nil
+	}
+	if _, ok, _ := readPidFile(c.cfg.DataDir); ok {
+		s.Stale = true
+	}
+	s.Info = Info{DataDir: c.cfg.DataDir, SocketDir: c.SocketDir(), Version: c.cfg.Binaries.Version}
+	if p, ok := c.previousPort(); ok {
+		s.Info.Port = p
+	}
+	return s, nil
+}
+
+func dirSize(dir string) int64 {
+	var total int64
+	_ = filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		if d.Type().IsRegular() {
+			if fi, err := d.Info(); err == nil {
+				total += fi.Size()
+			}
+		}
+		return nil
+	})
+	return total
+}
+
+// StopMode is pg_ctl's shutdown mode.
+type StopMode string
+
+// Shutdown modes: Fast rolls back open transactions, Immediate skips the
+// shutdown checkpoint (crash recovery runs at the next start).
+const (
+	Fast      StopMode = "fast"
+	Immediate StopMode = "immediate"
+)
+
+// Stop stops the server. Stopping a stopped cluster is not an error; it
+// reports whether the server was running.
+func (c *Cluster) Stop(ctx context.Context, mode StopMode) (bool, error) {
+	unlock, err := c.lock()
+	if err != nil {
+		return false, err
+	}
+	defer unlock()
+	_, ok, err := c.running()
+	if err != nil || !ok {
+		return false, err
+	}
+	if _, err := c.user.run(ctx, c.cfg.Binaries.Path("pg_ctl"), "stop", "-D", c.cfg.DataDir, "-m", string(mode), "-w", "-s"); err != nil {
+		return true, fmt.Errorf("stopping PostgreSQL in %q: %w", c.cfg.DataDir, err)
+	}
+	return true, nil
+}
+
+// Destroy stops the server and deletes the data dir and socket dir.
+func (c *Cluster) Destroy(ctx context.Context) error {
+	if _, err := c.Stop(ctx, Immediate); err != nil {
+		return err
+	}
+	if err := os.RemoveAll(c.cfg.DataDir); err != nil {
+		return fmt.Errorf("removing %q: %w", c.cfg.DataDir, err)
+	}
+	_ = os.RemoveAll(c.SocketDir())
+	_ = os.Remove(c.SocketDir() + ".lock")
+	return nil
+}
