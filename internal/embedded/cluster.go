@@ -415,3 +415,6 @@ func randomPassword() string {
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
 }
+
+// BinDir returns the directory of the server binaries in use.
+func (c *Cluster) BinDir() string { return c.cfg.Binaries.Dir }

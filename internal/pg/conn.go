@@ -75,3 +75,11 @@ func NewPool(ctx context.Context, connString string, maxConns int32) (*pgxpool.P
 	}
 	return pool, nil
 }
+
+// ExecOne runs one statement over the extended protocol, which cannot carry
+// a second statement: use it for SQL that includes text from a user (a
+// column list), so that "...; DROP TABLE x" is an error, not a command.
+func ExecOne(ctx context.Context, conn *pgx.Conn, sql string) error {
+	_, err := conn.PgConn().ExecParams(ctx, sql, nil, nil, nil, nil).Close()
+	return err
+}

@@ -1,0 +1,55 @@
+package catalog
+
+import (
+	"context"
+	"sync"
+	"testing"
+
+	"github.com/pgts/pgts/internal/pgtest"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+func TestMigrateIdempotentAndConcurrent(t *testing.T) {
+	ctx := context.Background()
+	pool := pgtest.Pool(t)
+	var wg sync.WaitGroup
+	errs := make([]error, 8)
+	for i := range errs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = Migrate(ctx, pool)
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("migrate %d: %v", i, err)
+		}
+	}
+	if err := Migrate(ctx, pool); err != nil {
+		t.Fatal(err)
+	}
+	var versions, rows int
+	if err := pool.QueryRow(ctx, `SELECT count(*), max(version) FROM pgts.schema_version`).Scan(&rows, &versions); err != nil {
+		t.Fatal(err)
+	}
+	if rows != Version() || versions != Version() {
+		t.Fatalf("schema_version has %d rows, max %d; want %d", rows, versions, Version())
+	}
+}
+
+func TestNewerCatalogRefused(t *testing.T) {
+	ctx := context.Background()
+	pool := pgtest.Pool(t)
+	if err := Migrate(ctx, pool); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, `INSERT INTO pgts.schema_version (version) VALUES ($1)`, Version()+5); err != nil {
+		t.Fatal(err)
+	}
+	if err := Migrate(ctx, pool); err == nil {
+		t.Fatal("a newer catalog was accepted")
+	}
+}
