@@ -24,7 +24,7 @@ func QuoteQualified(schema, name string) string {
 	return QuoteIdent(schema) + "." + QuoteIdent(name)
 }
 
-// QuoteLiteral quotes a string literal, doubling quotes and using the E''
+// QuoteLiteral quotes a string literal, doubling quotes and using the E”
 // form when backslashes are present.
 func QuoteLiteral(s string) string {
 	q := "'" + strings.ReplaceAll(s, "'", "''") + "'"
