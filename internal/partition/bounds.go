@@ -42,22 +42,30 @@ const mondayMicros = 4 * dayMicros
 // MinMicros <= lo <= t < hi <= MaxMicros always holds. The error wraps
 // ErrOutOfRange when t is outside [MinMicros, MaxMicros), and
 // ErrInvalidInterval when iv is invalid. Bounds does not allocate unless
-// it fails; it is meant for per-row use.
+// it fails; it is meant for per-row use (a caller on a hot path can also
+// keep the last [lo, hi) and skip Bounds while lo <= t < hi).
 func Bounds(iv Interval, t int64) (lo, hi int64, err error) {
-	if t < MinMicros || t >= MaxMicros {
+	if uint64(t-MinMicros) >= uint64(MaxMicros-MinMicros) {
 		return 0, 0, rangeError(t)
 	}
-	if iv.calendar() {
-		lo, hi = calendarBounds(int64(iv.Months), t)
-	} else if d, ok := iv.duration(); !ok {
-		return 0, 0, iv.Validate()
-	} else if d%weekMicros == 0 {
-		lo = floorDiv(t-mondayMicros, d)*d + mondayMicros
-		hi = lo + d
-	} else {
-		lo = floorDiv(t, d) * d
-		hi = lo + d
+	// Fixed and weekly intervals first, as the common case: the checks are
+	// those of Interval.duration, with the sign tests folded into unsigned
+	// comparisons.
+	if iv.Months == 0 && uint32(iv.Days) <= maxIntervalDays && uint64(iv.Micros) <= uint64(maxIntervalMicros) {
+		d := int64(iv.Days)*dayMicros + iv.Micros
+		if uint64(d-secondMicros) <= uint64(maxIntervalMicros-secondMicros) && d%secondMicros == 0 {
+			var origin int64
+			if d%weekMicros == 0 {
+				origin = mondayMicros
+			}
+			lo = floorDiv(t-origin, d)*d + origin
+			return max(lo, MinMicros), min(lo+d, MaxMicros), nil
+		}
 	}
+	if !iv.calendar() {
+		return 0, 0, iv.Validate()
+	}
+	lo, hi = calendarBounds(int64(iv.Months), t)
 	return max(lo, MinMicros), min(hi, MaxMicros), nil
 }
 
@@ -78,20 +86,53 @@ func Next(iv Interval, lo int64) int64 {
 	return hi
 }
 
-// calendarBounds returns the n-month partition holding t; t is in range.
+// calendarBounds returns the n-month partition holding t, which is in
+// range, before cutting it to the range.
 func calendarBounds(n, t int64) (lo, hi int64) {
-	y, m, _ := civilDate(floorDiv(t, dayMicros))
-	month := (y-1970)*12 + m - 1
-	start := floorDiv(month, n) * n
-	return monthStartMicros(start), monthStartMicros(start + n)
+	// Days since 0000-03-01; 306 at MinMicros, so unsigned arithmetic
+	// (cheaper division by constants) applies.
+	z := uint32(uint64(t-MinMicros)/uint64(dayMicros)) + minMarchDay
+	month := int64(monthOfMarchDay(z)) - 1970*12
+	start := month
+	if n > 1 {
+		start = floorDiv(month, n) * n
+	}
+	start += 1970 * 12
+	hi = (int64(marchDayOfMonth(uint32(start+n))) - daysFromCivil0) * dayMicros
+	// Month 12 is 0001-01, where the range starts.
+	if start <= 12 {
+		return MinMicros, hi
+	}
+	return (int64(marchDayOfMonth(uint32(start))) - daysFromCivil0) * dayMicros, hi
 }
 
-// monthStartMicros returns the first instant of the month that is month
-// months after 1970-01 (negative before it).
-func monthStartMicros(month int64) int64 {
-	y := 1970 + floorDiv(month, 12)
-	m := month - floorDiv(month, 12)*12 + 1
-	return unixDays(y, m, 1) * dayMicros
+// minMarchDay is MinMicros in days since 0000-03-01.
+const minMarchDay = 306
+
+// monthOfMarchDay returns the month number (12*year + month - 1) of the
+// day z counted from 0000-03-01: the calendar-path form of civilDate,
+// in unsigned arithmetic.
+func monthOfMarchDay(z uint32) uint32 {
+	era := z / 146097
+	dayOfEra := z - era*146097
+	yearOfEra := (dayOfEra - dayOfEra/1460 + dayOfEra/36524 - dayOfEra/146096) / 365
+	dayOfYear := dayOfEra - (365*yearOfEra + yearOfEra/4 - yearOfEra/100)
+	monthFromMarch := (5*dayOfYear + 2) / 153
+	// March is month 2 of its year; January and February, months 10 and
+	// 11 from March, are months 0 and 1 of the next year: the same sum.
+	return era*4800 + yearOfEra*12 + monthFromMarch + 2
+}
+
+// marchDayOfMonth returns the first day, counted from 0000-03-01, of the
+// month number month (12*year + month - 1, at least 2): the inverse of
+// monthOfMarchDay.
+func marchDayOfMonth(month uint32) uint32 {
+	fromMarch := month - 2
+	era := fromMarch / 4800
+	rest := fromMarch - era*4800
+	yearOfEra := rest / 12
+	monthFromMarch := rest - yearOfEra*12
+	return era*146097 + yearOfEra*365 + yearOfEra/4 - yearOfEra/100 + (153*monthFromMarch+2)/5
 }
 
 // floorDiv returns floor(a/b) for b > 0.

@@ -314,7 +314,8 @@ func TestWalk(t *testing.T) {
 }
 
 // TestCivil checks the civil-date conversions on every day from 10 BC
-// to 10010 AD, and against the time package every 7th day.
+// to 10010 AD (and the calendar path's on years 1 to 10000), and
+// against the time package every 7th day.
 func TestCivil(t *testing.T) {
 	first := unixDays(-10, 1, 1)
 	last := unixDays(10010, 12, 31)
@@ -326,6 +327,15 @@ func TestCivil(t *testing.T) {
 		}
 		if got := unixDays(y, m, d); got != n {
 			t.Fatalf("unixDays(%d-%d-%d) = %d, want %d", y, m, d, got, n)
+		}
+		if y >= 1 && y <= 10000 {
+			month := 12*y + m - 1
+			if got := monthOfMarchDay(uint32(n + daysFromCivil0)); int64(got) != month {
+				t.Fatalf("monthOfMarchDay(%d-%d-%d) = %d, want %d", y, m, d, got, month)
+			}
+			if got := marchDayOfMonth(uint32(month)); d == 1 && int64(got) != n+daysFromCivil0 {
+				t.Fatalf("marchDayOfMonth(%d-%d) = %d, want %d", y, m, got, n+daysFromCivil0)
+			}
 		}
 		if n%7 == 0 {
 			if want := time.Date(int(y), time.Month(m), int(d), 0, 0, 0, 0, time.UTC).Unix() / 86400; want != n {
@@ -368,26 +378,39 @@ func FuzzBounds(f *testing.F) {
 	f.Add(int32(0), int32(math.MaxInt32), int64(math.MaxInt64), int64(math.MinInt64))
 	f.Add(int32(-1), int32(0), int64(0), int64(0))
 	f.Fuzz(func(t *testing.T, mon, dd int32, us, ts int64) {
-		iv := Interval{Months: mon, Days: dd, Micros: us}
-		lo, hi, err := Bounds(iv, ts)
-		inRange := ts >= MinMicros && ts < MaxMicros
-		if (err == nil) != (inRange && iv.Validate() == nil) {
-			t.Fatalf("Bounds(%+v, %d) error %v, but Validate() = %v, in range %v", iv, ts, err, iv.Validate(), inRange)
-		}
-		if err != nil {
-			if Next(iv, ts) < MinMicros || Next(iv, ts) > MaxMicros {
-				t.Fatalf("Next(%+v, %d) outside the range", iv, ts)
-			}
-			return
-		}
-		checkPartition(t, iv, ts, lo, hi)
-		if wlo, whi := oracle(iv, ts); lo != wlo || hi != whi {
-			t.Fatalf("Bounds(%+v, %d) = [%d, %d), oracle [%d, %d)", iv, ts, lo, hi, wlo, whi)
-		}
-		if _, err := Name("t", iv, lo); err != nil {
-			t.Fatalf("Name(%+v, %d): %v", iv, lo, err)
+		// The raw fields are mostly invalid or out of range; shaped ones
+		// mostly valid.
+		abs := func(v int64) int64 { return max(v, -v, 0) }
+		for _, iv := range []Interval{
+			{Months: mon, Days: dd, Micros: us},
+			{Months: int32(abs(int64(mon)) % 1300)},
+			{Days: int32(abs(int64(dd)) % 40000), Micros: abs(us) % (1000 * dayMicros) / secondMicros * secondMicros},
+		} {
+			fuzzBoundsCheck(t, iv, ts)
+			fuzzBoundsCheck(t, iv, MinMicros+abs(ts)%(MaxMicros-MinMicros))
 		}
 	})
+}
+
+func fuzzBoundsCheck(t *testing.T, iv Interval, ts int64) {
+	lo, hi, err := Bounds(iv, ts)
+	inRange := ts >= MinMicros && ts < MaxMicros
+	if (err == nil) != (inRange && iv.Validate() == nil) {
+		t.Fatalf("Bounds(%+v, %d) error %v, but Validate() = %v, in range %v", iv, ts, err, iv.Validate(), inRange)
+	}
+	if err != nil {
+		if n := Next(iv, ts); n < MinMicros || n > MaxMicros {
+			t.Fatalf("Next(%+v, %d) = %d, outside the range", iv, ts, n)
+		}
+		return
+	}
+	checkPartition(t, iv, ts, lo, hi)
+	if wlo, whi := oracle(iv, ts); lo != wlo || hi != whi {
+		t.Fatalf("Bounds(%+v, %d) = [%d, %d), oracle [%d, %d)", iv, ts, lo, hi, wlo, whi)
+	}
+	if _, err := Name("t", iv, lo); err != nil {
+		t.Fatalf("Name(%+v, %d): %v", iv, lo, err)
+	}
 }
 
 func BenchmarkBounds(b *testing.B) {

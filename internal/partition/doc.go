@@ -3,8 +3,8 @@
 // partitioning. Its pure half (interval.go, bounds.go, names.go,
 // literal.go) is the partition math: which partition a time belongs to,
 // what that partition is called, and how its bounds are written in and
-// read back from SQL. It touches no database, and is safe for concurrent
-// use: every function is a pure function of its arguments.
+// read back from SQL. That half touches no database and keeps no state, so
+// it is safe for concurrent use; the Manager applies it to the database.
 //
 // # Glossary
 //

@@ -8,10 +8,10 @@ import (
 	"unicode/utf8"
 )
 
-// MaxNameBytes is PostgreSQL's limit on an identifier's length in bytes
+// maxNameBytes is PostgreSQL's limit on an identifier's length in bytes
 // (NAMEDATALEN - 1). A longer name is silently truncated by the server,
 // which would make two partitions collide, so names are refused instead.
-const MaxNameBytes = 63
+const maxNameBytes = 63
 
 // nameResolution is how much of a partition's start its name spells.
 type nameResolution int
@@ -52,10 +52,11 @@ func resolution(iv Interval) nameResolution {
 
 // MaxTableNameBytes returns the longest series table name, in bytes, whose
 // partition names (and, with hashPartitions > 0, hash sub-partition names
-// up to HashName(leaf, hashPartitions-1)) fit in MaxNameBytes with the
-// interval iv. An invalid iv is assumed to need the longest suffix.
+// up to HashName(leaf, hashPartitions-1)) fit in PostgreSQL's 63 bytes
+// with the interval iv. An invalid iv is assumed to need the longest
+// suffix.
 func MaxTableNameBytes(iv Interval, hashPartitions int) int {
-	n := MaxNameBytes - resolution(iv).suffixBytes()
+	n := maxNameBytes - resolution(iv).suffixBytes()
 	if hashPartitions > 0 {
 		n -= len("_h") + len(strconv.Itoa(hashPartitions-1))
 	}
@@ -69,8 +70,8 @@ func MaxTableNameBytes(iv Interval, hashPartitions int) int {
 // interval, names sort as their start times do. lo must be the start of a
 // partition (as returned by Bounds or Next) in the supported range. table
 // is any non-empty UTF-8 identifier without NUL, unquoted: the caller
-// quotes the result. The result is at most MaxNameBytes bytes long, or an
-// error.
+// quotes the result. A name over PostgreSQL's 63 bytes is an error, never
+// truncated.
 func Name(table string, iv Interval, lo int64) (string, error) {
 	if err := checkTableName(table); err != nil {
 		return "", err
@@ -84,11 +85,11 @@ func Name(table string, iv Interval, lo int64) (string, error) {
 			table, lo, iv, start)
 	}
 	res := resolution(iv)
-	if n := len(table) + res.suffixBytes(); n > MaxNameBytes {
+	if n := len(table) + res.suffixBytes(); n > maxNameBytes {
 		return "", fmt.Errorf("partition names of table %q would be %d bytes; PostgreSQL allows %d, so with interval %q the table name must be at most %d bytes",
-			table, n, MaxNameBytes, iv.String(), MaxNameBytes-res.suffixBytes())
+			table, n, maxNameBytes, iv.String(), maxNameBytes-res.suffixBytes())
 	}
-	var buf [MaxNameBytes]byte
+	var buf [maxNameBytes]byte
 	b := append(buf[:0], table...)
 	b = append(b, "_p"...)
 	days := floorDiv(lo, dayMicros)

@@ -84,8 +84,8 @@ func TestMaxTableNameBytes(t *testing.T) {
 				hashSuffix = 2 + len(strconv.Itoa(hp-1))
 			}
 			n := MaxTableNameBytes(iv, hp)
-			if n != MaxNameBytes-suffix-hashSuffix {
-				t.Errorf("MaxTableNameBytes(%v, %d) = %d, want %d", iv, hp, n, MaxNameBytes-suffix-hashSuffix)
+			if n != maxNameBytes-suffix-hashSuffix {
+				t.Errorf("MaxTableNameBytes(%v, %d) = %d, want %d", iv, hp, n, maxNameBytes-suffix-hashSuffix)
 			}
 			if iv.Validate() != nil {
 				continue
@@ -101,8 +101,8 @@ func TestMaxTableNameBytes(t *testing.T) {
 			if hp > 0 {
 				longest = HashName(name, hp-1)
 			}
-			if len(longest) != MaxNameBytes {
-				t.Errorf("%v, %d hash partitions: longest name %q is %d bytes, want %d", iv, hp, longest, len(longest), MaxNameBytes)
+			if len(longest) != maxNameBytes {
+				t.Errorf("%v, %d hash partitions: longest name %q is %d bytes, want %d", iv, hp, longest, len(longest), maxNameBytes)
 			}
 			if hp == 0 {
 				if _, err := Name(table+"x", iv, lo); err == nil {
