@@ -1,0 +1,177 @@
+package records
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+	"testing/iotest"
+
+	"github.com/google/go-cmp/cmp"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) {
+	// The zstd decoder runs goroutines: Close must stop them.
+	goleak.VerifyTestMain(m)
+}
+
+// render writes a record as `LINE-ENDLINE "field" NULL ...`, or an error
+// as `ERR message`, for exact comparisons.
+func render(rec Record, err error) string {
+	if err != nil {
+		return "ERR " + err.Error()
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d-%d", rec.Line, rec.EndLine)
+	for i, f := range rec.Fields {
+		if rec.Null[i] {
+			b.WriteString(" NULL")
+		} else {
+			fmt.Fprintf(&b, " %q", f)
+		}
+	}
+	return b.String()
+}
+
+// result is what reading a whole input gives.
+type result struct {
+	Records []string // render of each record or record error
+	Offsets []int64  // Offset of each record or record error
+	Header  []string
+	Marker  bool
+	Err     string // the error that ended the input, "" for io.EOF
+}
+
+// readAll reads r to its end, checking the invariants every input must
+// keep: Next ends (at most len(input)+2 calls), offsets strictly increase,
+// lines never go back, and the error after the end sticks.
+func readAll(t testing.TB, r *Reader, inputLen int) result {
+	t.Helper()
+	var res result
+	lastOff, lastLine := int64(-1), int64(0)
+	for calls := 0; ; calls++ {
+		if calls > inputLen+2 {
+			t.Fatalf("more than %d calls to Next for %d bytes of input", calls, inputLen)
+		}
+		rec, err := r.Next()
+		if err != nil && !IsRecordError(err) {
+			if err != io.EOF {
+				res.Err = err.Error()
+			}
+			if _, err2 := r.Next(); err2 == nil || err2.Error() != err.Error() {
+				t.Fatalf("Next after %v = %v, want the same error", err, err2)
+			}
+			break
+		}
+		off, line, end := rec.Offset, rec.Line, rec.EndLine
+		var re *RecordError
+		if errors.As(err, &re) {
+			off, line, end = re.Offset, re.Line, re.EndLine
+		} else if len(rec.Fields) != len(rec.Null) || len(rec.Fields) == 0 {
+			t.Fatalf("record with %d fields and %d nulls", len(rec.Fields), len(rec.Null))
+		}
+		if off <= lastOff || line < lastLine || end < line {
+			t.Fatalf("record %q after offset %d line %d: offset %d lines %d-%d", render(rec, err), lastOff, lastLine, off, line, end)
+		}
+		lastOff, lastLine = off, line
+		res.Records = append(res.Records, render(rec, err))
+		res.Offsets = append(res.Offsets, off)
+	}
+	res.Header = r.Header()
+	res.Marker = r.EndMarker()
+	return res
+}
+
+// variants reads input through the whole window, one byte per Read, and
+// windows of 4 to 7 bytes, and fails unless all agree; it returns the
+// result.
+func variants(t testing.TB, input string, opts Options) result {
+	t.Helper()
+	type variant struct {
+		name string
+		src  func() io.Reader
+		size int
+	}
+	vs := []variant{
+		{"whole", func() io.Reader { return strings.NewReader(input) }, windowSize},
+		{"one byte per read", func() io.Reader { return iotest.OneByteReader(strings.NewReader(input)) }, windowSize},
+		{"data with EOF", func() io.Reader { return iotest.DataErrReader(strings.NewReader(input)) }, windowSize},
+	}
+	for size := 4; size <= 7; size++ {
+		vs = append(vs, variant{fmt.Sprintf("window %d", size), func() io.Reader { return iotest.HalfReader(strings.NewReader(input)) }, size})
+	}
+	var first result
+	for i, v := range vs {
+		r, err := newReader(v.src(), opts, v.size)
+		if err != nil {
+			t.Fatalf("newReader: %v", err)
+		}
+		res := readAll(t, r, len(input))
+		if i == 0 {
+			first = res
+			continue
+		}
+		if d := cmp.Diff(first, res); d != "" {
+			t.Fatalf("input %q: %s differs from %s (-%[3]s +%[2]s):\n%s", input, v.name, vs[0].name, d)
+		}
+	}
+	return first
+}
+
+// csvOpts returns the CSV defaults changed by f.
+func csvOpts(f func(*Options)) Options {
+	o := DefaultOptions(CSV)
+	if f != nil {
+		f(&o)
+	}
+	return o
+}
+
+func textOpts(f func(*Options)) Options {
+	o := DefaultOptions(Text)
+	if f != nil {
+		f(&o)
+	}
+	return o
+}
+
+func tsvOpts(f func(*Options)) Options {
+	o := DefaultOptions(TSV)
+	if f != nil {
+		f(&o)
+	}
+	return o
+}
+
+// formatCase is one table-driven case: input, options, and the rendered
+// records it must give.
+type formatCase struct {
+	name   string
+	opts   Options
+	input  string
+	want   []string
+	marker bool // the data ends at an end-of-data marker
+}
+
+func runCases(t *testing.T, cases []formatCase) {
+	t.Helper()
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			res := variants(t, c.input, c.opts)
+			if res.Err != "" {
+				t.Fatalf("input ended with %s", res.Err)
+			}
+			if d := cmp.Diff(c.want, res.Records); d != "" {
+				t.Errorf("input %q (-want +got):\n%s", c.input, d)
+			}
+			if res.Marker != c.marker {
+				t.Errorf("EndMarker() = %v, want %v", res.Marker, c.marker)
+			}
+			if !c.opts.Strict && !c.opts.Header {
+				differential(t, []byte(c.input), c.opts)
+			}
+		})
+	}
+}

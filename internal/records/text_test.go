@@ -1,0 +1,97 @@
+package records
+
+import "testing"
+
+func TestText(t *testing.T) {
+	def := textOpts(nil)
+	runCases(t, []formatCase{
+		{name: "plain", opts: def, input: "a\tb\n1\t2\n",
+			want: []string{`1-1 "a" "b"`, `2-2 "1" "2"`}},
+		{name: "no final line end", opts: def, input: "a\tb",
+			want: []string{`1-1 "a" "b"`}},
+		{name: "CRLF", opts: def, input: "a\tb\r\nc\r\n",
+			want: []string{`1-1 "a" "b"`, `2-2 "c"`}},
+		{name: "CR line ends", opts: def, input: "a\tb\rc\r",
+			want: []string{`1-1 "a" "b"`, `2-2 "c"`}},
+		{name: "control escapes", opts: def, input: `\b\f\n\r\t\v` + "\n",
+			want: []string{`1-1 "\b\f\n\r\t\v"`}},
+		{name: "backslash and delimiter", opts: def, input: `a\\b\` + "\t" + `c` + "\td\n",
+			want: []string{`1-1 "a\\b\tc" "d"`}},
+		{name: "other escaped bytes stand for themselves", opts: def, input: `\a\z\"\,` + "5\n",
+			want: []string{`1-1 "az\",5"`}},
+		{name: "octal", opts: def, input: `\101\0101\7\78\777\08` + "\n",
+			want: []string{`1-1 "A\b1\a\a8\xff\x008"`}},
+		{name: "octal at the end of a field", opts: def, input: `\1` + "\t" + `\12` + "\n",
+			want: []string{`1-1 "\x01" "\n"`}},
+		{name: "hex", opts: def, input: `\x41\x4a\x4\xg\xfF\x` + "\n",
+			want: []string{`1-1 "AJ\x04xg\xffx"`}},
+		{name: "hex digits are taken even when they are the delimiter", opts: textOpts(func(o *Options) { o.Delimiter = 'A' }), input: `\x4AA1` + "\n",
+			want: []string{`1-1 "J" "1"`}},
+		{name: "escaped line end is data on the next line", opts: def, input: "a\\\nb\tc\nd\n",
+			want: []string{`1-2 "a\nb" "c"`, `3-3 "d"`}},
+		{name: "escaped CR in LF input", opts: def, input: "a\\\r\n",
+			want: []string{`1-1 "a\r"`}},
+		// NULL compares the raw field.
+		{name: "NULL", opts: def, input: `\N` + "\t" + `\\N` + "\t" + `\Nx` + "\tN\t\n",
+			want: []string{`1-1 NULL "\\N" "Nx" "N" ""`}},
+		{name: "empty null", opts: textOpts(func(o *Options) { o.Null = "" }), input: "\ta\t\\N\n",
+			want: []string{`1-1 NULL "a" "N"`}},
+		{name: "custom null with a backslash", opts: textOpts(func(o *Options) { o.Null = `\x41` }), input: `\x41` + "\tA\t" + `\x411` + "\n",
+			want: []string{`1-1 NULL "A" "A1"`}},
+		{name: "empty line is one empty field", opts: def, input: "a\n\nb\n",
+			want: []string{`1-1 "a"`, `2-2 ""`, `3-3 "b"`}},
+		{name: "custom delimiter", opts: textOpts(func(o *Options) { o.Delimiter = '|' }), input: "a|b\\|c|\\N\n",
+			want: []string{`1-1 "a" "b|c" NULL`}},
+		{name: "quotes are data", opts: def, input: "\"a\tb\"\n",
+			want: []string{`1-1 "\"a" "b\""`}},
+		// End of data.
+		{name: "end marker", opts: def, input: "a\n\\.\nb\n", marker: true,
+			want: []string{`1-1 "a"`}},
+		{name: "end marker CRLF", opts: def, input: "a\r\n\\.\r\nb\r\n", marker: true,
+			want: []string{`1-1 "a"`}},
+		{name: "end marker CR", opts: def, input: "a\r\\.\rb\r", marker: true,
+			want: []string{`1-1 "a"`}},
+		{name: "end marker ends the first line's style", opts: def, input: "\\.\rb\n", marker: true},
+		{name: "end marker at the end of input", opts: def, input: "a\n\\.", marker: true,
+			want: []string{`1-1 "a"`}},
+		{name: "data before the end marker is the last record", opts: def, input: "a\tb\\.\nc\n", marker: true,
+			want: []string{`1-1 "a" "b"`}},
+		{name: "escaped backslash before a period is data", opts: def, input: "\\\\.\n",
+			want: []string{`1-1 "\\."`}},
+		// Record errors and recovery.
+		{name: "corrupt end marker", opts: def, input: "a\t3\\.14\nb\n",
+			want: []string{`ERR line 1, field 2: ` + reasonMarkerCorrupt, `2-2 "b"`}},
+		{name: "end marker then a lone CR in LF input", opts: def, input: "a\n\\.\rb\nc\n",
+			want: []string{`1-1 "a"`, `ERR line 2, field 1: ` + reasonMarkerCorrupt, `3-3 "c"`}},
+		{name: "backslash at the end of input", opts: def, input: "a\nb\\",
+			want: []string{`1-1 "a"`, `ERR line 2, field 1: ` + reasonTrailingEscape}},
+		{name: "literal CR", opts: def, input: "a\nb\rc\nd\n",
+			want: []string{`1-1 "a"`, `ERR line 2, field 1: ` + reasonTextCarriage, `3-3 "d"`}},
+		{name: "literal LF in CR input", opts: def, input: "a\rb\tc\nd\re\r",
+			want: []string{`1-1 "a"`, `ERR line 2, field 2: ` + reasonTextNewline, `3-3 "e"`}},
+	})
+}
+
+func TestTSV(t *testing.T) {
+	def := tsvOpts(nil)
+	runCases(t, []formatCase{
+		{name: "plain", opts: def, input: "a\tb\n1\t2\n",
+			want: []string{`1-1 "a" "b"`, `2-2 "1" "2"`}},
+		{name: "no escapes, no quotes", opts: def, input: `a\tb` + "\t\"c\"\t\\\n",
+			want: []string{`1-1 "a\\tb" "\"c\"" "\\"`}},
+		{name: "NULL", opts: def, input: "\\N\t\t\\N1\n",
+			want: []string{`1-1 NULL "" "\\N1"`}},
+		{name: "empty null", opts: tsvOpts(func(o *Options) { o.Null = "" }), input: "\ta\n",
+			want: []string{`1-1 NULL "a"`}},
+		{name: "CRLF", opts: def, input: "a\tb\r\nc\r\n",
+			want: []string{`1-1 "a" "b"`, `2-2 "c"`}},
+		{name: "lone CR is data", opts: def, input: "a\rb\tc\r\nd\r",
+			want: []string{`1-1 "a\rb" "c"`, `2-2 "d\r"`}},
+		{name: "end marker is data", opts: def, input: "\\.\na\n",
+			want: []string{`1-1 "\\."`, `2-2 "a"`}},
+		{name: "empty line", opts: def, input: "a\n\nb",
+			want: []string{`1-1 "a"`, `2-2 ""`, `3-3 "b"`}},
+		{name: "custom delimiter", opts: tsvOpts(func(o *Options) { o.Delimiter = ',' }), input: "a,b\tc\n",
+			want: []string{`1-1 "a" "b\tc"`}},
+	})
+}
