@@ -1,0 +1,61 @@
+package copyload
+
+import (
+	"bytes"
+	"io"
+
+	"github.com/pgts/pgts/internal/copyenc"
+)
+
+// rowEncoder is a COPY-format row buffer: copyenc's BinaryWriter or
+// TextWriter.
+type rowEncoder interface {
+	copyenc.FieldWriter
+	// Field parses text with the codec and appends the field.
+	Field(c copyenc.Codec, text []byte) error
+	Bytes() []byte
+	Len() int
+	Truncate(n int)
+	Reset()
+}
+
+// batch is up to BatchRows rows bound for one table (a leaf partition, the
+// parent, or a plain table), sent in one transaction.
+type batch struct {
+	seq   int64  // position in input order, from 1; the ledger key
+	table string // quoted qualified table to COPY into
+	leaf  string // partition name for logs ("" for the parent or a plain table)
+	lo    int64  // partition lower bound (micros), for routing
+	hi    int64
+	enc   rowEncoder
+	ends  []int   // end offset of each row in enc.Bytes()
+	lines []int64 // source line (or generator row number) of each row
+	srcs  []int32 // index into the loader's source names, per row
+}
+
+func (b *batch) rows() int { return len(b.ends) }
+
+// rowRange returns the encoded bytes of rows [i, j).
+func (b *batch) rowRange(i, j int) []byte {
+	start := 0
+	if i > 0 {
+		start = b.ends[i-1]
+	}
+	return b.enc.Bytes()[start:b.ends[j-1]]
+}
+
+func (b *batch) reset() {
+	b.enc.Reset()
+	b.ends, b.lines, b.srcs = b.ends[:0], b.lines[:0], b.srcs[:0]
+	b.seq, b.table, b.leaf = 0, "", ""
+}
+
+// copyReader streams rows [i, j) in the COPY format: binary needs its
+// header and trailer around the rows.
+func (b *batch) copyReader(i, j int, binary bool) io.Reader {
+	rows := bytes.NewReader(b.rowRange(i, j))
+	if !binary {
+		return rows
+	}
+	return io.MultiReader(bytes.NewReader(copyenc.BinaryHeader), rows, bytes.NewReader(copyenc.BinaryTrailer))
+}

@@ -1,0 +1,323 @@
+package copyload
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/pgts/pgts/internal/pg"
+)
+
+// BatchError is a permanent failure of one batch, mapped back to its input.
+type BatchError struct {
+	Batch     int64
+	Table     string
+	Source    string
+	FirstLine int64
+	LastLine  int64
+	Err       error
+}
+
+func (e *BatchError) Error() string {
+	return fmt.Sprintf("batch %d (%s, %s lines %d-%d): %v", e.Batch, e.Table, e.Source, e.FirstLine, e.LastLine, e.Err)
+}
+
+func (e *BatchError) Unwrap() error { return e.Err }
+
+// errUnknownOutcome marks a COMMIT whose connection broke before the
+// server answered: the batch may or may not have been stored.
+var errUnknownOutcome = errors.New("the connection broke during COMMIT: the batch may or may not be stored")
+
+// worker sends batches from the queue until it is closed. It finishes the
+// batch in hand even when the load is interrupted.
+func (l *Loader) worker(ctx context.Context, id int) error {
+	var conn *pgxpool.Conn
+	defer func() {
+		if conn != nil {
+			conn.Release()
+		}
+	}()
+	for b := range l.queue {
+		if ctx.Err() != nil {
+			l.release(b)
+			continue // drain: another worker failed
+		}
+		if err := l.sendWithRetry(ctx, &conn, id, b); err != nil {
+			l.release(b)
+			return err
+		}
+		l.release(b)
+	}
+	return nil
+}
+
+func (l *Loader) sendWithRetry(ctx context.Context, conn **pgxpool.Conn, id int, b *batch) error {
+	delay := l.cfg.Retry.BaseDelay
+	missingRetried := false
+	var lastErr error
+	for attempt := 1; attempt <= l.cfg.Retry.Attempts; attempt++ {
+		if attempt > 1 {
+			l.retries.Add(1)
+			l.log.Warn("retrying batch", "batch", b.seq, "worker", id, "attempt", attempt, "err", lastErr)
+			if err := sleepCtx(ctx, delay); err != nil {
+				return err
+			}
+			delay = min(delay*2, l.cfg.Retry.MaxDelay)
+		}
+		if *conn == nil {
+			c, err := l.pool.Acquire(ctx)
+			if err != nil {
+				lastErr = err
+				if pg.Retryable(err) {
+					continue
+				}
+				return l.batchErr(b, err)
+			}
+			*conn = c
+		}
+		start := time.Now()
+		loaded, rejects, err := l.tryBatch(ctx, (*conn).Conn(), b)
+		if err == nil {
+			l.committed1(b, id, loaded, rejects, start)
+			return l.emitRejects(rejects)
+		}
+		lastErr = err
+		broken := (*conn).Conn().IsClosed() || pg.Retryable(err)
+		if broken {
+			(*conn).Conn().Close(context.Background()) //nolint:errcheck // the pool drops closed connections
+			(*conn).Release()
+			*conn = nil
+		}
+		if errors.Is(err, errUnknownOutcome) {
+			if l.cfg.LoadID == "" {
+				return l.batchErr(b, fmt.Errorf("%w; rerun with --load-id for exactly-once loading", err))
+			}
+			ok, cerr := l.committedAfterRetry(ctx, b.seq)
+			if cerr != nil {
+				return l.batchErr(b, fmt.Errorf("%w, and the ledger could not be read: %v", err, cerr))
+			}
+			if ok {
+				// It committed: count it from what we sent (the ledger row
+				// holds the same numbers).
+				l.committed1(b, id, loaded, rejects, start)
+				return l.emitRejects(rejects)
+			}
+			continue
+		}
+		if broken {
+			continue
+		}
+		if pg.SQLState(err) == "42P01" && l.target.Series != nil && !missingRetried {
+			// The partition vanished (dropped by someone): make it again.
+			missingRetried = true
+			l.mgr.Forget(l.target.Series)
+			if _, err := l.mgr.Ensure(ctx, l.target.Series, []int64{b.lo}); err != nil {
+				return l.batchErr(b, err)
+			}
+			attempt--
+			continue
+		}
+		return l.batchErr(b, err)
+	}
+	return l.batchErr(b, fmt.Errorf("giving up after %d attempts: %w", l.cfg.Retry.Attempts, lastErr))
+}
+
+// committedAfterRetry reads the ledger, retrying while the server is away.
+func (l *Loader) committedAfterRetry(ctx context.Context, seq int64) (bool, error) {
+	delay := l.cfg.Retry.BaseDelay
+	var err error
+	for i := 0; i < l.cfg.Retry.Attempts; i++ {
+		var ok bool
+		if ok, err = l.committed(ctx, seq); err == nil {
+			return ok, nil
+		}
+		if e := sleepCtx(ctx, delay); e != nil {
+			return false, e
+		}
+		delay = min(delay*2, l.cfg.Retry.MaxDelay)
+	}
+	return false, err
+}
+
+func (l *Loader) committed1(b *batch, worker int, loaded int64, rejects []Reject, start time.Time) {
+	l.loaded.Add(loaded)
+	l.batches.Add(1)
+	n := int64(len(b.enc.Bytes()))
+	l.bytes.Add(n)
+	l.partsMu.Lock()
+	l.parts[b.table] = true
+	l.partsMu.Unlock()
+	if l.cfg.OnBatch != nil {
+		l.cfg.OnBatch(BatchInfo{Seq: b.seq, Worker: worker, Table: b.leafOrTable(), Rows: loaded, Rejected: int64(len(rejects)),
+			Bytes: n, Start: start, Duration: time.Since(start)})
+	}
+}
+
+func (l *Loader) emitRejects(rejects []Reject) error {
+	for _, r := range rejects {
+		if err := l.reject(r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (b *batch) leafOrTable() string {
+	if b.leaf != "" {
+		return b.leaf
+	}
+	return b.table
+}
+
+func (l *Loader) batchErr(b *batch, err error) error {
+	src := ""
+	if len(b.srcs) > 0 && int(b.srcs[0]) < len(l.sources) {
+		src = l.sources[b.srcs[0]]
+	}
+	var first, last int64
+	if n := len(b.lines); n > 0 {
+		first, last = b.lines[0], b.lines[n-1]
+	}
+	return &BatchError{Batch: b.seq, Table: b.leafOrTable(), Source: src, FirstLine: first, LastLine: last, Err: err}
+}
+
+// tryBatch sends the batch in one transaction. A batch the server refuses
+// for its data is bisected inside savepoints until the bad rows are
+// isolated; the good rows commit with the ledger row.
+func (l *Loader) tryBatch(ctx context.Context, conn *pgx.Conn, b *batch) (int64, []Reject, error) {
+	tx, err := conn.BeginTx(ctx, l.txOpts)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer tx.Rollback(context.Background()) //nolint:errcheck // no-op after commit
+	sql := "COPY " + b.table + l.copyTail
+	n := b.rows()
+	_, err = conn.PgConn().CopyFrom(ctx, b.copyReader(0, n, l.binary), sql)
+	var rejects []Reject
+	loaded := int64(n)
+	if err != nil {
+		if !pg.DataError(err) {
+			return 0, nil, err
+		}
+		// Start over with savepoints around halves.
+		if rerr := tx.Rollback(ctx); rerr != nil {
+			return 0, nil, rerr
+		}
+		l.splits.Add(1)
+		if tx, err = conn.BeginTx(ctx, l.txOpts); err != nil {
+			return 0, nil, err
+		}
+		if loaded, rejects, err = l.bisect(ctx, conn, tx, b, sql, 0, n); err != nil {
+			return 0, nil, err
+		}
+	}
+	if l.cfg.LoadID != "" {
+		if err := l.recordBatch(ctx, tx, b, loaded, rejects); err != nil {
+			return 0, nil, err
+		}
+	}
+	if err := tx.Commit(ctx); err != nil {
+		if conn.IsClosed() || pg.Retryable(err) {
+			return loaded, rejects, fmt.Errorf("%w: %v", errUnknownOutcome, err)
+		}
+		return 0, nil, err
+	}
+	return loaded, rejects, nil
+}
+
+// bisect loads rows [i, j) inside a savepoint, splitting on data errors.
+func (l *Loader) bisect(ctx context.Context, conn *pgx.Conn, tx pgx.Tx, b *batch, sql string, i, j int) (int64, []Reject, error) {
+	sp, err := tx.Begin(ctx) // a savepoint
+	if err != nil {
+		return 0, nil, err
+	}
+	_, err = conn.PgConn().CopyFrom(ctx, b.copyReader(i, j, l.binary), sql)
+	if err == nil {
+		return int64(j - i), nil, sp.Commit(ctx)
+	}
+	if !pg.DataError(err) {
+		return 0, nil, err
+	}
+	if rerr := sp.Rollback(ctx); rerr != nil {
+		return 0, nil, rerr
+	}
+	if j-i == 1 {
+		return 0, []Reject{l.serverReject(ctx, conn, b, i, err)}, nil
+	}
+	mid := i + (j-i)/2
+	n1, r1, err := l.bisect(ctx, conn, tx, b, sql, i, mid)
+	if err != nil {
+		return 0, nil, err
+	}
+	n2, r2, err := l.bisect(ctx, conn, tx, b, sql, mid, j)
+	if err != nil {
+		return 0, nil, err
+	}
+	return n1 + n2, append(r1, r2...), nil
+}
+
+// serverReject describes row i of b refused by the server. conn is in
+// the batch's transaction, usable (the savepoint was rolled back).
+func (l *Loader) serverReject(ctx context.Context, conn *pgx.Conn, b *batch, i int, err error) Reject {
+	r := Reject{Line: b.lines[i], Reason: err.Error(), Record: l.rowRecord(b, i)}
+	if int(b.srcs[i]) < len(l.sources) {
+		r.Source = l.sources[b.srcs[i]]
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		r.Reason = pgErr.Message
+		if pgErr.Detail != "" {
+			r.Reason += ": " + pgErr.Detail
+		}
+		r.Reason += " (SQLSTATE " + pgErr.Code + ")"
+		r.Column = pgErr.ColumnName
+		if r.Column == "" {
+			// "COPY t, line 1, column x: ..."
+			if _, after, ok := strings.Cut(pgErr.Where, ", column "); ok {
+				r.Column, _, _ = strings.Cut(after, ":")
+			}
+		}
+		if r.Column == "" && pgErr.ConstraintName != "" && pgErr.TableName != "" {
+			r.Column = l.constraintColumn(ctx, conn, pgErr.SchemaName, pgErr.TableName, pgErr.ConstraintName)
+		}
+	}
+	return r
+}
+
+// constraintColumn names the column of a constraint on exactly one column
+// (a CHECK (v <> 13), a unique key on one column), "" otherwise.
+func (l *Loader) constraintColumn(ctx context.Context, conn *pgx.Conn, schema, table, name string) string {
+	key := schema + "\x00" + table + "\x00" + name
+	if v, ok := l.colOf.Load(key); ok {
+		return v.(string)
+	}
+	var col string
+	err := conn.QueryRow(ctx, `SELECT a.attname FROM pg_constraint c
+		JOIN pg_class t ON t.oid = c.conrelid
+		JOIN pg_namespace n ON n.oid = t.relnamespace
+		JOIN pg_attribute a ON a.attrelid = c.conrelid AND a.attnum = c.conkey[1]
+		WHERE n.nspname = $1 AND t.relname = $2 AND c.conname = $3 AND cardinality(c.conkey) = 1`,
+		schema, table, name).Scan(&col)
+	if err != nil {
+		col = "" // unknown, several columns, or an expression: leave it blank
+	}
+	l.colOf.Store(key, col)
+	return col
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
