@@ -2,6 +2,7 @@ package partition
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -68,6 +69,9 @@ func resolveSchema(ctx context.Context, db catalog.DB, rel string) (string, erro
 	var schema *string
 	err := db.QueryRow(ctx, `SELECT n.nspname::text FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
 		WHERE c.oid = to_regclass($1)`, pg.QuoteIdent(rel)).Scan(&schema)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", &TableNotFoundError{Name: rel}
+	}
 	if err != nil {
 		return "", fmt.Errorf("looking up table %q: %w", rel, err)
 	}

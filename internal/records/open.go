@@ -68,22 +68,28 @@ func (s Source) Progress() int64 {
 // lz4 input is refused with an error that says so. Closing rc closes the
 // file (but not stdin) and releases the decompressor.
 func Open(path string) (rc io.ReadCloser, info Source, err error) {
-	f, name := os.Stdin, "stdin"
-	if path != "-" {
-		if f, err = os.Open(path); err != nil {
-			return nil, Source{}, err
-		}
-		name = path
+	if path == "-" {
+		return OpenStream(os.Stdin, "stdin")
 	}
-	info = Source{Name: name, Size: -1, read: new(atomic.Int64)}
-	closeFile := func() {
-		if f != os.Stdin {
-			f.Close()
-		}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, Source{}, err
 	}
+	size := int64(-1)
 	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
-		info.Size = st.Size()
+		size = st.Size()
 	}
+	return open(f, path, size, func() { f.Close() })
+}
+
+// OpenStream is Open for an input that is already open (stdin, a pipe):
+// it undoes its compression; closing rc does not close r.
+func OpenStream(r io.Reader, name string) (rc io.ReadCloser, info Source, err error) {
+	return open(r, name, -1, func() {})
+}
+
+func open(f io.Reader, name string, size int64, closeFile func()) (rc io.ReadCloser, info Source, err error) {
+	info = Source{Name: name, Size: size, read: new(atomic.Int64)}
 	raw := &countingReader{r: f, n: info.read}
 	var head [10]byte
 	n, err := io.ReadFull(raw, head[:])

@@ -1,0 +1,529 @@
+package bench
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"log/slog"
+	"os/exec"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/pgts/pgts/internal/copyenc"
+	"github.com/pgts/pgts/internal/copyload"
+	"github.com/pgts/pgts/internal/gen"
+	"github.com/pgts/pgts/internal/partition"
+	"github.com/pgts/pgts/internal/pg"
+)
+
+// Stores and loaders of the loading benchmark.
+var (
+	Stores  = []string{"plain", "monthly", "weekly", "pgts"}
+	Loaders = []string{"psql-copy", "psql-pipe", "pgts-text", "pgts-binary", "insert"}
+)
+
+// LoadScenario is the loading study, generalised: every store × loader ×
+// workers combination, each run on a fresh table.
+type LoadScenario struct {
+	Stores     []string
+	Loaders    []string
+	Workers    []int
+	Width      int    // data columns of conditions
+	Batches    int64  // batches of 10,000 rows
+	Index      string // time | device,time | both
+	Repeat     int
+	ConnString string // the database (a fresh table is made per run)
+	Psql       string // path of psql, for the psql loaders
+	Logger     *slog.Logger
+	// BeforeRun runs before each run (after the table is made), e.g. to
+	// restart the server; nil for none.
+	BeforeRun func(ctx context.Context) error
+}
+
+// Validate checks the scenario.
+func (s *LoadScenario) Validate() error {
+	for _, st := range s.Stores {
+		if !contains(Stores, st) {
+			return fmt.Errorf("unknown store %q (choose from %s)", st, strings.Join(Stores, ", "))
+		}
+	}
+	for _, l := range s.Loaders {
+		if !contains(Loaders, l) {
+			return fmt.Errorf("unknown loader %q (choose from %s)", l, strings.Join(Loaders, ", "))
+		}
+	}
+	for _, w := range s.Workers {
+		if w < 1 || w > 64 {
+			return fmt.Errorf("workers %d: must be between 1 and 64", w)
+		}
+	}
+	switch {
+	case len(s.Stores) == 0 || len(s.Loaders) == 0 || len(s.Workers) == 0:
+		return fmt.Errorf("need at least one store, loader and worker count")
+	case s.Width < 1 || s.Width > 100:
+		return fmt.Errorf("width %d: must be between 1 and 100", s.Width)
+	case s.Batches < 1:
+		return fmt.Errorf("batches %d: must be at least 1", s.Batches)
+	case s.Repeat < 1:
+		return fmt.Errorf("repeat %d: must be at least 1", s.Repeat)
+	case s.Index != "time" && s.Index != "device,time" && s.Index != "both":
+		return fmt.Errorf("index %q: choose time, device,time or both", s.Index)
+	}
+	return nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// BatchTiming is one batch of a run.
+type BatchTiming struct {
+	StartMS    float64 `json:"start_ms"` // since the run started
+	DurationMS float64 `json:"duration_ms"`
+	Rows       int64   `json:"rows"`
+}
+
+// LoadRun is the measurement of one run.
+type LoadRun struct {
+	Store       string        `json:"store"`
+	Loader      string        `json:"loader"`
+	Workers     int           `json:"workers"`
+	Repeat      int           `json:"repeat"`
+	Rows        int64         `json:"rows"`
+	Seconds     float64       `json:"seconds"`
+	RowsPerSec  float64       `json:"rows_per_second"`
+	ClientCPU   float64       `json:"client_cpu_seconds"`
+	ServerCPU   float64       `json:"server_cpu_seconds"`
+	ServerWrite int64         `json:"server_write_bytes"`
+	WALBytes    int64         `json:"wal_bytes"`
+	TableBytes  int64         `json:"table_bytes"`
+	IndexBytes  int64         `json:"index_bytes"`
+	DBBytes     int64         `json:"database_bytes"`
+	Verified    bool          `json:"rows_verified"`
+	Error       string        `json:"error,omitempty"`
+	Batches     []BatchTiming `json:"batches,omitempty"`
+}
+
+// RunLoad runs the scenario; results come back in run order. A run that
+// fails (or loses rows) is recorded with its error and the next one runs.
+// onRun is called after each run (for progress); it may be nil.
+func RunLoad(ctx context.Context, s LoadScenario, onRun func(LoadRun)) ([]LoadRun, error) {
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	if s.Logger == nil {
+		s.Logger = slog.New(slog.DiscardHandler)
+	}
+	pool, err := pg.NewPool(ctx, s.ConnString, 70)
+	if err != nil {
+		return nil, err
+	}
+	defer pool.Close()
+	var out []LoadRun
+	for rep := 1; rep <= s.Repeat; rep++ {
+		for _, store := range s.Stores {
+			for _, loader := range s.Loaders {
+				workers := s.Workers
+				if loader == "psql-copy" || loader == "psql-pipe" {
+					workers = []int{1} // one stream, as the study ran it
+				}
+				for _, w := range workers {
+					if ctx.Err() != nil {
+						return out, ctx.Err()
+					}
+					r := LoadRun{Store: store, Loader: loader, Workers: w, Repeat: rep}
+					if err := runOne(ctx, pool, s, &r); err != nil {
+						r.Error = err.Error()
+						s.Logger.Error("run failed", "store", store, "loader", loader, "workers", w, "err", err)
+					}
+					out = append(out, r)
+					if onRun != nil {
+						onRun(r)
+					}
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
+const benchTable = "conditions"
+
+func conditionsGen(s LoadScenario) (gen.Generator, error) {
+	opts, err := gen.DefaultOptions("conditions")
+	if err != nil {
+		return nil, err
+	}
+	opts.Width, opts.Batches = s.Width, s.Batches
+	return gen.New("conditions", opts)
+}
+
+// setupStore makes a fresh table for the store and returns the series
+// table when the store is pgts.
+func setupStore(ctx context.Context, pool *pgxpool.Pool, s LoadScenario, store string, g gen.Generator) (*partition.Table, error) {
+	if _, err := pool.Exec(ctx, `DROP TABLE IF EXISTS `+benchTable); err != nil {
+		return nil, err
+	}
+	if _, err := pool.Exec(ctx, `DELETE FROM pgts.series_table WHERE table_name = $1`, benchTable); err != nil && pg.SQLState(err) != "42P01" {
+		return nil, err
+	}
+	cols := []string{"time timestamptz not null", "device integer not null"}
+	for i := 1; i <= s.Width; i++ {
+		cols = append(cols, fmt.Sprintf("data%d double precision", i))
+	}
+	first, last := timeSpan(g)
+	var series *partition.Table
+	switch store {
+	case "plain":
+		if _, err := pool.Exec(ctx, fmt.Sprintf("CREATE TABLE %s (%s)", benchTable, strings.Join(cols, ", "))); err != nil {
+			return nil, err
+		}
+	case "monthly", "weekly":
+		if _, err := pool.Exec(ctx, fmt.Sprintf("CREATE TABLE %s (%s) PARTITION BY RANGE (time)", benchTable, strings.Join(cols, ", "))); err != nil {
+			return nil, err
+		}
+		iv := partition.Interval{Days: 7}
+		if store == "monthly" {
+			iv = partition.Interval{Months: 1}
+		}
+		lo, _, err := partition.Bounds(iv, first)
+		if err != nil {
+			return nil, err
+		}
+		for ; lo <= last; lo = partition.Next(iv, lo) {
+			name, err := partition.Name(benchTable, iv, lo)
+			if err != nil {
+				return nil, err
+			}
+			_, err = pool.Exec(ctx, fmt.Sprintf("CREATE TABLE %s PARTITION OF %s FOR VALUES FROM (%s) TO (%s)", pg.QuoteIdent(name), benchTable,
+				partition.BoundLiteral(partition.Timestamptz, lo), partition.BoundLiteral(partition.Timestamptz, partition.Next(iv, lo))))
+			if err != nil {
+				return nil, err
+			}
+		}
+	case "pgts":
+		m := partition.NewManager(pool, s.Logger, time.Now)
+		spec := partition.CreateSpec{Name: benchTable, Columns: strings.Join(cols, ", "), TimeColumn: "time",
+			Interval: partition.Interval{Days: 7}, Premake: 0, Index: partition.IndexNone}
+		t, err := m.Create(ctx, spec)
+		if err != nil {
+			return nil, err
+		}
+		series = t
+	}
+	idx := map[string][]string{"time": {"time"}, "device,time": {"device, time"}, "both": {"time", "device, time"}}[s.Index]
+	for _, cols := range idx {
+		if _, err := pool.Exec(ctx, fmt.Sprintf("CREATE INDEX ON %s (%s)", benchTable, cols)); err != nil {
+			return nil, err
+		}
+	}
+	return series, nil
+}
+
+// timeSpan returns the first and last time of a generator's rows without
+// generating them all: conditions is increasing, so the first row and a
+// walk to the end suffice; the walk is cheap (no encoding).
+func timeSpan(g gen.Generator) (first, last int64) {
+	n := 0
+	for g.Next() {
+		t := g.Time()
+		if n == 0 {
+			first = t
+		}
+		last = t
+		n++
+	}
+	return first, last
+}
+
+func runOne(ctx context.Context, pool *pgxpool.Pool, s LoadScenario, r *LoadRun) error {
+	g, err := conditionsGen(s)
+	if err != nil {
+		return err
+	}
+	series, err := setupStore(ctx, pool, s, r.Store, g)
+	if err != nil {
+		return fmt.Errorf("setting up store %s: %w", r.Store, err)
+	}
+	if series != nil && !strings.HasPrefix(r.Loader, "pgts-") {
+		// psql and INSERT cannot create partitions: make them first.
+		g2, _ := conditionsGen(s)
+		first, last := timeSpan(g2)
+		m := partition.NewManager(pool, s.Logger, time.Now)
+		var times []int64
+		for lo := first; ; {
+			times = append(times, lo)
+			_, hi, err := partition.Bounds(series.Interval, lo)
+			if err != nil || hi > last {
+				break
+			}
+			lo = hi
+		}
+		if _, err := m.Ensure(ctx, series, append(times, last)); err != nil {
+			return err
+		}
+	}
+	if _, err := pool.Exec(ctx, "CHECKPOINT"); err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	if s.BeforeRun != nil {
+		if err := s.BeforeRun(ctx); err != nil {
+			return err
+		}
+	}
+	var backend int
+	if err := pool.QueryRow(ctx, "SELECT pg_backend_pid()").Scan(&backend); err != nil {
+		return err
+	}
+	postmaster := PostmasterOf(backend)
+	var walStart string
+	if err := pool.QueryRow(ctx, "SELECT pg_current_wal_lsn()::text").Scan(&walStart); err != nil {
+		return err
+	}
+	g, _ = conditionsGen(s)
+	srv0, cli0 := ServerTimes(postmaster), SelfTimes()
+	start := time.Now()
+	switch r.Loader {
+	case "psql-copy":
+		r.Batches, err = loadPsql(ctx, s, g, false)
+	case "psql-pipe":
+		r.Batches, err = loadPsql(ctx, s, g, true)
+	case "pgts-text", "pgts-binary":
+		r.Batches, err = loadPgts(ctx, pool, s, g, r.Loader == "pgts-text", r.Workers, start)
+	case "insert":
+		r.Batches, err = loadInsert(ctx, pool, s, g, r.Workers, start)
+	}
+	elapsed := time.Since(start)
+	srv, cli := ServerTimes(postmaster).Sub(srv0), SelfTimes().Sub(cli0)
+	if err != nil {
+		return err
+	}
+	r.Seconds = elapsed.Seconds()
+	r.ClientCPU, r.ServerCPU, r.ServerWrite = cli.CPUSeconds, srv.CPUSeconds, srv.WriteBytes
+	if srv.Unavailable {
+		r.ServerCPU = -1
+	}
+	err = pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM conditions),
+			pg_current_wal_lsn() - $1::pg_lsn,
+			coalesce((SELECT sum(pg_table_size(relid)) FROM pg_partition_tree('conditions') WHERE isleaf), 0)::bigint,
+			coalesce((SELECT sum(pg_indexes_size(relid)) FROM pg_partition_tree('conditions') WHERE isleaf), 0)::bigint,
+			pg_database_size(current_database())`, walStart).Scan(&r.Rows, &r.WALBytes, &r.TableBytes, &r.IndexBytes, &r.DBBytes)
+	if err != nil {
+		return fmt.Errorf("measuring: %w", err)
+	}
+	want := s.Batches * 10000
+	r.Verified = r.Rows == want
+	if r.Seconds > 0 {
+		r.RowsPerSec = float64(r.Rows) / r.Seconds
+	}
+	if !r.Verified {
+		return fmt.Errorf("the table has %d rows after the load; %d were sent", r.Rows, want)
+	}
+	return nil
+}
+
+var psqlTime = regexp.MustCompile(`^Time: ([0-9.]+) ms`)
+
+// loadPsql pipes the generator's text into a psql child: one COPY of all
+// rows, or (batched) one COPY per 10,000 rows, each its own transaction,
+// timed by psql's \timing.
+func loadPsql(ctx context.Context, s LoadScenario, g gen.Generator, batched bool) ([]BatchTiming, error) {
+	cmd := exec.CommandContext(ctx, s.Psql, "--no-psqlrc", "-q", "-v", "ON_ERROR_STOP=1", "-d", s.ConnString)
+	cmd.Env = append(cmd.Environ(), "PGTZ=UTC")
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("starting psql: %w", err)
+	}
+	var timings []BatchTiming
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		sc := bufio.NewScanner(stdout)
+		var at float64
+		for sc.Scan() {
+			if m := psqlTime.FindStringSubmatch(sc.Text()); m != nil {
+				d, _ := strconv.ParseFloat(m[1], 64)
+				timings = append(timings, BatchTiming{StartMS: at, DurationMS: d, Rows: 10000})
+				at += d
+			}
+		}
+	}()
+	w := bufio.NewWriterSize(stdin, 1<<20)
+	tw := copyenc.NewTextWriter(1 << 20)
+	const begin = "COPY conditions FROM STDIN;\n"
+	fmt.Fprint(w, "\\timing on\n")
+	if !batched {
+		fmt.Fprint(w, begin)
+	}
+	var row int64
+	for g.Next() {
+		if batched && row%10000 == 0 {
+			if row > 0 {
+				fmt.Fprint(w, "\\.\n")
+			}
+			fmt.Fprint(w, begin)
+		}
+		row++
+		tw.Reset()
+		g.Encode(tw)
+		if _, err := w.Write(tw.Bytes()); err != nil {
+			break
+		}
+	}
+	fmt.Fprint(w, "\\.\n")
+	werr := w.Flush()
+	stdin.Close()
+	wg.Wait()
+	if err := cmd.Wait(); err != nil {
+		return nil, fmt.Errorf("psql: %w: %s", err, strings.TrimSpace(stderr.String()))
+	}
+	if werr != nil {
+		return nil, werr
+	}
+	if !batched {
+		timings = nil
+	}
+	return timings, nil
+}
+
+// loadPgts runs pgts' loader in-process.
+func loadPgts(ctx context.Context, pool *pgxpool.Pool, s LoadScenario, g gen.Generator, text bool, workers int, start time.Time) ([]BatchTiming, error) {
+	m := partition.NewManager(pool, s.Logger, time.Now)
+	target, err := copyload.LookupTarget(ctx, pool, m, benchTable)
+	if err != nil {
+		return nil, err
+	}
+	cfg := copyload.DefaultConfig()
+	cfg.Workers, cfg.Text = workers, text
+	var mu sync.Mutex
+	var timings []BatchTiming
+	cfg.OnBatch = func(b copyload.BatchInfo) {
+		mu.Lock()
+		timings = append(timings, BatchTiming{StartMS: ms(b.Start.Sub(start)), DurationMS: ms(b.Duration), Rows: b.Rows})
+		mu.Unlock()
+	}
+	l, err := copyload.New(pool, m, target, cfg)
+	if err != nil {
+		return nil, err
+	}
+	sum, err := l.Run(ctx, &copyload.GenSource{Name: "conditions", Gen: g})
+	if err != nil {
+		return nil, err
+	}
+	if sum.Rejected > 0 {
+		return nil, fmt.Errorf("%d rows rejected", sum.Rejected)
+	}
+	return timings, nil
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// loadInsert sends multi-row INSERTs of 1,000 rows from `workers`
+// connections, each statement its own transaction.
+func loadInsert(ctx context.Context, pool *pgxpool.Pool, s LoadScenario, g gen.Generator, workers int, start time.Time) ([]BatchTiming, error) {
+	const rowsPer = 1000
+	ncols := 2 + s.Width
+	var sql strings.Builder
+	sql.WriteString("INSERT INTO conditions VALUES ")
+	for r := 0; r < rowsPer; r++ {
+		if r > 0 {
+			sql.WriteByte(',')
+		}
+		sql.WriteByte('(')
+		for c := 0; c < ncols; c++ {
+			if c > 0 {
+				sql.WriteByte(',')
+			}
+			fmt.Fprintf(&sql, "$%d", r*ncols+c+1)
+		}
+		sql.WriteByte(')')
+	}
+	stmt := sql.String()
+	type job struct{ args []any }
+	jobs := make(chan job, workers)
+	var mu sync.Mutex
+	var timings []BatchTiming
+	errc := make(chan error, workers)
+	var wg sync.WaitGroup
+	for i := 0; i < workers; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range jobs {
+				t0 := time.Now()
+				if _, err := pool.Exec(ctx, stmt, j.args...); err != nil {
+					errc <- err
+					for range jobs {
+					}
+					return
+				}
+				mu.Lock()
+				timings = append(timings, BatchTiming{StartMS: ms(t0.Sub(start)), DurationMS: ms(time.Since(t0)), Rows: rowsPer})
+				mu.Unlock()
+			}
+		}()
+	}
+	rec := &valueRecorder{}
+	args := make([]any, 0, rowsPer*ncols)
+	var sendErr error
+	for g.Next() {
+		rec.vals = rec.vals[:0]
+		g.Encode(rec)
+		args = append(args, rec.vals...)
+		if len(args) == rowsPer*ncols {
+			jobs <- job{args}
+			args = make([]any, 0, rowsPer*ncols)
+		}
+	}
+	if len(args) > 0 {
+		sendErr = fmt.Errorf("%d rows left over: the row count must be a multiple of %d", len(args)/ncols, rowsPer)
+	}
+	close(jobs)
+	wg.Wait()
+	close(errc)
+	if err := <-errc; err != nil {
+		return nil, err
+	}
+	return timings, sendErr
+}
+
+// valueRecorder turns a generator's fields into query arguments.
+type valueRecorder struct{ vals []any }
+
+func (v *valueRecorder) BeginRow(int)      {}
+func (v *valueRecorder) Null()             { v.vals = append(v.vals, nil) }
+func (v *valueRecorder) Bool(b bool)       { v.vals = append(v.vals, b) }
+func (v *valueRecorder) Int2(x int16)      { v.vals = append(v.vals, x) }
+func (v *valueRecorder) Int4(x int32)      { v.vals = append(v.vals, x) }
+func (v *valueRecorder) Int8(x int64)      { v.vals = append(v.vals, x) }
+func (v *valueRecorder) Float4(x float32)  { v.vals = append(v.vals, x) }
+func (v *valueRecorder) Float8(x float64)  { v.vals = append(v.vals, x) }
+func (v *valueRecorder) Timestamp(m int64) { v.vals = append(v.vals, time.UnixMicro(m).UTC()) }
+func (v *valueRecorder) Date(d int32)      { v.vals = append(v.vals, time.Unix(int64(d)*86400, 0).UTC()) }
+func (v *valueRecorder) Text(b []byte)     { v.vals = append(v.vals, string(b)) }
+func (v *valueRecorder) String(s string)   { v.vals = append(v.vals, s) }
+func (v *valueRecorder) UUID(u [16]byte)   { v.vals = append(v.vals, u) }
+func (v *valueRecorder) JSON(b []byte)     { v.vals = append(v.vals, string(b)) }
+func (v *valueRecorder) JSONB(b []byte)    { v.vals = append(v.vals, string(b)) }
+
+var _ copyenc.FieldWriter = (*valueRecorder)(nil)

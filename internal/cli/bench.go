@@ -1,0 +1,251 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/pgts/pgts/internal/bench"
+	"github.com/pgts/pgts/internal/embedded"
+)
+
+func newBenchCmd(a *app) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "bench",
+		Short: "Run benchmarks: loading methods and storage layouts, partition creation",
+		Long: `Run pgts' benchmarks against the chosen database (by default the embedded
+cluster). Every run starts from a fresh table and a CHECKPOINT, verifies its
+row count, and measures rows/s and the CPU seconds of the client and of the
+server processes (when the server runs on this machine).`,
+	}
+	cmd.AddCommand(newBenchLoadCmd(a), newBenchPartitionCmd(a))
+	return cmd
+}
+
+func parseInts(flag, s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil {
+			return nil, usagef("--%s %q: a comma-separated list of numbers", flag, s)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func newBenchLoadCmd(a *app) *cobra.Command {
+	var stores, loaders, workers, index, out, base string
+	var width, repeat int
+	var batches int64
+	var restart bool
+	cmd := &cobra.Command{
+		Use:   "load",
+		Short: "Compare loading methods and storage layouts on the conditions data",
+		Long: `Load the conditions data (the Postgres-vs-TimescaleDB loading study's table)
+with every combination of store, loader and worker count, each on a fresh
+table, and report rows/s, CPU seconds of client and server, WAL, sizes, and
+each run's ratio to the first run (--base selects another).
+
+Stores:  plain (one table), monthly and weekly (native partitions made
+         beforehand), pgts (a series table, weekly, partitions on demand)
+Loaders: psql-copy (the generator's text piped into one psql COPY),
+         psql-pipe (one COPY per 10,000 rows, one transaction each),
+         pgts-text, pgts-binary (pgts load, in-process), insert (multi-row
+         INSERT of 1,000 rows)`,
+		Example: `  pgts bench load --stores pgts --loaders psql-copy,pgts-text,pgts-binary --workers 1,2
+  pgts bench load --stores plain,weekly --loaders psql-pipe --batches 5000 --index both`,
+		Args: exactArgs(0),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			ws, err := parseInts("workers", workers)
+			if err != nil {
+				return err
+			}
+			s := bench.LoadScenario{Stores: splitList(stores), Loaders: splitList(loaders), Workers: ws, Width: width,
+				Batches: batches, Index: index, Repeat: repeat, Logger: a.log}
+			if err := s.Validate(); err != nil {
+				return usagef("%v", err)
+			}
+			if s.ConnString, err = a.connString(ctx); err != nil {
+				return err
+			}
+			bins, err := embedded.DefaultFinder(a.binDir).Find()
+			if err == nil {
+				s.Psql = bins.Psql()
+			} else {
+				s.Psql = "psql"
+			}
+			if restart {
+				c, err := a.cluster()
+				if err != nil {
+					return err
+				}
+				s.BeforeRun = func(ctx2 context.Context) error {
+					if _, err := c.Stop(ctx2, embedded.Fast); err != nil {
+						return err
+					}
+					_, err := c.Start(ctx2)
+					return err
+				}
+			}
+			if out == "" {
+				out = filepath.Join("bench-results", time.Now().UTC().Format("20060102T150405Z"))
+			}
+			if err := os.MkdirAll(out, 0o755); err != nil {
+				return err
+			}
+			runs, runErr := bench.RunLoad(ctx, s, func(r bench.LoadRun) {
+				a.log.Info("run done", "store", r.Store, "loader", r.Loader, "workers", r.Workers,
+					"rows_per_s", int64(r.RowsPerSec), "err", r.Error)
+			})
+			res := map[string]any{"scenario": s, "runs": runs, "complete": runErr == nil, "command": strings.Join(os.Args, " "),
+				"machine": map[string]any{"cpus": runtime.NumCPU()}}
+			path := filepath.Join(out, "load.json")
+			f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+			if err != nil {
+				return fmt.Errorf("writing results: %w", err)
+			}
+			enc := json.NewEncoder(f)
+			enc.SetIndent("", "  ")
+			if err := enc.Encode(res); err != nil {
+				f.Close()
+				return err
+			}
+			f.Close()
+			a.log.Info("results written", "file", path)
+			printLoadRuns(a, runs, base)
+			if runErr != nil {
+				return runErr
+			}
+			for _, r := range runs {
+				if r.Error != "" {
+					return fmt.Errorf("%d of %d runs failed", countFailed(runs), len(runs))
+				}
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&stores, "stores", "pgts", "comma-separated stores: plain, monthly, weekly, pgts")
+	f.StringVar(&loaders, "loaders", "psql-copy,pgts-text,pgts-binary,insert", "comma-separated loaders")
+	f.StringVar(&workers, "workers", "1,"+strconv.Itoa(runtime.NumCPU()), "comma-separated worker counts (pgts and insert loaders)")
+	f.IntVar(&width, "width", 5, "data columns")
+	f.Int64Var(&batches, "batches", 1000, "batches of 10,000 rows (1,000 = 10 M rows)")
+	f.StringVar(&index, "index", "time", "indexes: time, device,time or both")
+	f.IntVar(&repeat, "repeat", 1, "repeat every run this many times")
+	f.BoolVar(&restart, "restart", false, "restart the embedded cluster before each run")
+	f.StringVar(&out, "out", "", "results directory (default bench-results/<timestamp>)")
+	f.StringVar(&base, "base", "", "the run ratios are relative to, as store/loader/workers (default: the first run)")
+	return cmd
+}
+
+func countFailed(runs []bench.LoadRun) int {
+	n := 0
+	for _, r := range runs {
+		if r.Error != "" {
+			n++
+		}
+	}
+	return n
+}
+
+func printLoadRuns(a *app, runs []bench.LoadRun, base string) {
+	if len(runs) == 0 {
+		return
+	}
+	ref := runs[0]
+	for _, r := range runs {
+		if fmt.Sprintf("%s/%s/%d", r.Store, r.Loader, r.Workers) == base {
+			ref = r
+		}
+	}
+	tw := tabwriter.NewWriter(a.env.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "store\tloader\tworkers\trows\tseconds\trows/s\tratio\tclient CPU s\tserver CPU s\tclient/server\tWAL MiB\ttable MiB\tindex MiB\t")
+	for _, r := range runs {
+		if r.Error != "" {
+			fmt.Fprintf(tw, "%s\t%s\t%d\tFAILED: %s\t\t\t\t\t\t\t\t\t\t\n", r.Store, r.Loader, r.Workers, r.Error)
+			continue
+		}
+		ratio, cs := "", ""
+		if ref.RowsPerSec > 0 {
+			ratio = fmt.Sprintf("%.2f", r.RowsPerSec/ref.RowsPerSec)
+		}
+		if r.ServerCPU > 0 {
+			cs = fmt.Sprintf("%.1f%%", 100*r.ClientCPU/r.ServerCPU)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%.2f\t%.0f\t%s\t%.2f\t%.2f\t%s\t%.0f\t%.0f\t%.0f\t\n", r.Store, r.Loader, r.Workers, r.Rows, r.Seconds,
+			r.RowsPerSec, ratio, r.ClientCPU, r.ServerCPU, cs, float64(r.WALBytes)/(1<<20), float64(r.TableBytes)/(1<<20), float64(r.IndexBytes)/(1<<20))
+	}
+	tw.Flush()
+}
+
+func newBenchPartitionCmd(a *app) *cobra.Command {
+	var parts, rows int
+	var baseline time.Duration
+	var route string
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "partition",
+		Short: "Measure partition creation and the stall it causes a concurrent writer",
+		Long: `Create --partitions partitions of a series table one after another while a
+writer COPYs --batch-rows rows per transaction into an existing partition,
+and report how long one creation takes and the writer's batch latency
+(median and worst) during creation against a baseline without it.`,
+		Example: "  pgts bench partition --partitions 50 --batch-rows 10000",
+		Args:    exactArgs(0),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			if route != "leaf" && route != "parent" {
+				return usagef("--route %q: choose leaf or parent", route)
+			}
+			if parts < 1 || parts > 10000 || rows < 1 || baseline <= 0 {
+				return usagef("--partitions, --batch-rows and --baseline must be positive")
+			}
+			cs, err := a.connString(ctx)
+			if err != nil {
+				return err
+			}
+			r, err := bench.RunPartition(ctx, bench.PartitionScenario{ConnString: cs, Partitions: parts, BatchRows: rows,
+				Baseline: baseline, Route: route, Logger: a.log})
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return writeJSON(a, r)
+			}
+			w := a.env.Stdout
+			fmt.Fprintf(w, "partition creation: %d partitions, median %.1f ms, worst %.1f ms\n", r.Partitions, r.CreateMedianMS, r.CreateMaxMS)
+			fmt.Fprintf(w, "writer (%d rows per COPY into the %s):\n", r.BatchRows, r.Route)
+			fmt.Fprintf(w, "  baseline:        %4d batches, median %.1f ms, worst %.1f ms\n", r.BaselineBatches, r.BaselineP50MS, r.BaselineMaxMS)
+			fmt.Fprintf(w, "  during creation: %4d batches, median %.1f ms, worst %.1f ms\n", r.DuringBatches, r.DuringP50MS, r.DuringMaxMS)
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.IntVar(&parts, "partitions", 50, "partitions to create")
+	f.IntVar(&rows, "batch-rows", 10000, "rows per writer COPY")
+	f.DurationVar(&baseline, "baseline", 5*time.Second, "how long to measure the writer alone")
+	f.StringVar(&route, "route", "parent", "the writer COPYs into the parent or into a leaf partition")
+	f.BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}

@@ -1,0 +1,448 @@
+package cli
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/pgts/pgts/internal/copyload"
+	"github.com/pgts/pgts/internal/embedded"
+	"github.com/pgts/pgts/internal/partition"
+	"github.com/pgts/pgts/internal/pg"
+	"github.com/pgts/pgts/internal/records"
+)
+
+type loadFlags struct {
+	format, delimiter, null, columns string
+	header                           bool
+	workers, batchRows               int
+	batchBytes                       string
+	text, asyncCommit                bool
+	route                            string
+	loadID                           string
+	rejects                          string
+	maxRejects                       int64
+	batchLog                         string
+	asJSON                           bool
+	generate                         string
+	gen                              genFlags
+}
+
+func newLoadCmd(a *app) *cobra.Command {
+	var f loadFlags
+	cmd := &cobra.Command{
+		Use:   "load TABLE [FILE ...|-]",
+		Short: "Load rows into a table with parallel binary COPY",
+		Long: `Load rows from files (CSV, TSV or PostgreSQL text format; gzip and zstd are
+detected and decompressed), from stdin ("-"), or from an in-process generator
+(--generate), into a series table or any plain table.
+
+Values are parsed here, by the type of their target column, and sent with
+binary COPY (text COPY for tables with a column type the encoder does not
+know, with a notice). Rows of a series table are grouped into batches per
+time partition and COPYed straight into that partition (created when
+missing); --route parent leaves the routing to the server. --workers
+connections pull batches from one queue; each batch is one transaction.
+
+Rows that cannot be parsed, have the wrong number of fields, or fall outside
+the table's accepted time window are written to the rejects file with their
+source, line, column and reason; a batch the server refuses is bisected so
+that its good rows still load. The summary counts rows read, loaded and
+rejected, and they add up.
+
+With --load-id, the load is exactly-once: each batch commits with a ledger
+row, and rerunning the same command after a crash or an interrupt loads only
+what is missing.`,
+		Example: `  pgts load conditions data.csv --header
+  zcat big.csv.gz | pgts load conditions - --columns time,device,temperature
+  pgts load conditions part1.csv.zst part2.csv.zst --load-id nightly-2024-05-01 --workers 4
+  pgts load conditions --generate conditions --batches 1000 --start 2024-01-01`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) < 1 {
+				return usagef("pgts load needs a TABLE; see pgts load --help")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runLoad(cmd.Context(), a, f, args[0], args[1:])
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.format, "format", "csv", "input format: csv, tsv or text (PostgreSQL COPY text)")
+	fl.StringVar(&f.delimiter, "delimiter", "", "field delimiter (default: comma for csv, tab otherwise)")
+	fl.StringVar(&f.null, "null", "", `spelling of NULL (default: unquoted empty field for csv, \N otherwise)`)
+	fl.BoolVar(&f.header, "header", false, "the first line names the columns (and maps them, unless --columns is given)")
+	fl.StringVar(&f.columns, "columns", "", "target columns of the input fields, in order, e.g. time,device,temp (default: the table's columns)")
+	fl.IntVar(&f.workers, "workers", runtime.NumCPU(), "parallel connections")
+	fl.IntVar(&f.batchRows, "batch-size", 10000, "rows per batch (one transaction each)")
+	fl.StringVar(&f.batchBytes, "batch-bytes", "32MB", "encoded bytes per batch, at most")
+	fl.BoolVar(&f.text, "text", false, "send text COPY instead of binary")
+	fl.BoolVar(&f.asyncCommit, "async-commit", false, "commit batches with the server's synchronous_commit setting (default: on per batch, so a loaded batch survives a server crash)")
+	fl.StringVar(&f.route, "route", "leaf", "series tables: COPY into each leaf partition (leaf) or into the parent (parent)")
+	fl.StringVar(&f.loadID, "load-id", "", "make the load resumable and exactly-once under this name")
+	fl.StringVar(&f.rejects, "rejects", "", "file for rejected rows (default: INPUT.rejects.csv next to each input; stderr for stdin and generators)")
+	fl.Int64Var(&f.maxRejects, "max-rejects", -1, "abort once more than this many rows are rejected (-1: no limit)")
+	fl.StringVar(&f.batchLog, "batch-log", "", "write one CSV line per batch to this file")
+	fl.BoolVar(&f.asJSON, "json", false, "print the summary as JSON on stdout")
+	fl.StringVar(&f.generate, "generate", "", "load rows from a generator instead of files: "+strings.Join(genKinds(), ", "))
+	f.gen.register(cmd)
+	return cmd
+}
+
+func runLoad(ctx context.Context, a *app, f loadFlags, table string, files []string) error {
+	if f.generate != "" && len(files) > 0 {
+		return usagef("give input files or --generate, not both")
+	}
+	if f.generate == "" && len(files) == 0 {
+		return usagef("no input: give FILE arguments, - for stdin, or --generate KIND")
+	}
+	cfg := copyload.DefaultConfig()
+	cfg.Workers, cfg.BatchRows, cfg.Text, cfg.LoadID, cfg.MaxRejects = f.workers, f.batchRows, f.text, f.loadID, f.maxRejects
+	cfg.AsyncCommit = f.asyncCommit
+	bb, err := embedded.ParseSize(f.batchBytes)
+	if err != nil {
+		return usagef("--batch-bytes: %v", err)
+	}
+	cfg.BatchBytes = int(min(bb, 1<<31-1))
+	switch f.route {
+	case "leaf":
+		cfg.Route = copyload.RouteLeaf
+	case "parent":
+		cfg.Route = copyload.RouteParent
+	default:
+		return usagef("--route %q: choose leaf or parent", f.route)
+	}
+	if err := cfg.Validate(); err != nil {
+		return usagef("%v", err)
+	}
+	var ropts records.Options
+	if f.generate == "" {
+		if ropts, err = readerOptions(f); err != nil {
+			return err
+		}
+	}
+	pool, err := a.openDB(ctx, int32(cfg.Workers+2))
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	m := partition.NewManager(pool, a.log, time.Now)
+	target, err := copyload.LookupTarget(ctx, pool, m, table)
+	if err != nil {
+		return err
+	}
+
+	var src copyload.Source
+	var total int64 // rows (generator) or bytes (files) for the progress bar; 0 unknown
+	var position func() int64
+	var closers []io.Closer
+	defer func() {
+		for _, c := range closers {
+			c.Close()
+		}
+	}()
+	fp := sha256.New()
+	fmt.Fprintf(fp, "%s|%d|%d|%v|%s|", target, cfg.BatchRows, cfg.BatchBytes, cfg.Text, f.route)
+	if f.generate != "" {
+		g, err := f.gen.build(f.generate)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(fp, "gen:%s:%+v", f.generate, f.gen)
+		src = &copyload.GenSource{Name: "generator " + f.generate, Gen: g}
+		total = max(g.Rows(), 0)
+	} else {
+		fs := &copyload.FileSource{}
+		var sources []records.Source
+		for _, name := range files {
+			var rc io.ReadCloser
+			var info records.Source
+			if name == "-" {
+				rc, info, err = records.OpenStream(a.env.Stdin, "stdin")
+			} else {
+				rc, info, err = records.Open(name)
+			}
+			if err != nil {
+				return err
+			}
+			closers = append(closers, rc)
+			rd, err := records.NewReader(rc, ropts)
+			if err != nil {
+				return usagef("%v", err)
+			}
+			display := name
+			if name == "-" {
+				display = "stdin"
+			}
+			fs.Inputs = append(fs.Inputs, copyload.Input{Name: display, Reader: rd})
+			sources = append(sources, info)
+			if info.Size > 0 {
+				total += info.Size
+			}
+			st, _ := os.Stat(name)
+			if st != nil {
+				fmt.Fprintf(fp, "file:%s:%d:%d|", name, st.Size(), st.ModTime().UnixNano())
+			} else {
+				fmt.Fprintf(fp, "file:%s|", name)
+			}
+		}
+		if fs.Columns, err = mapColumns(target, f, fs.Inputs); err != nil {
+			return err
+		}
+		fmt.Fprintf(fp, "cols:%v|%+v", fs.Columns, ropts)
+		position = func() int64 {
+			var p int64
+			for _, s := range sources {
+				p += s.Progress()
+			}
+			return p
+		}
+		src = fs
+	}
+	cfg.Fingerprint = hex.EncodeToString(fp.Sum(nil))
+
+	rejects, err := newRejectSinks(a, f, files)
+	if err != nil {
+		return err
+	}
+	defer rejects.Close()
+	cfg.Rejects = rejects
+	var batchLog *copyload.BatchLog
+	if f.batchLog != "" {
+		bl, err := os.Create(f.batchLog)
+		if err != nil {
+			return fmt.Errorf("--batch-log: %w", err)
+		}
+		defer bl.Close()
+		batchLog = copyload.NewBatchLog(bl)
+	}
+	var committed atomic.Int64
+	cfg.OnBatch = func(b copyload.BatchInfo) {
+		committed.Add(b.Rows + b.Rejected)
+		if batchLog != nil {
+			batchLog.Write(b)
+		}
+	}
+	cfg.Logger = a.log
+	loader, err := copyload.New(pool, m, target, cfg)
+	if err != nil {
+		return usagef("%v", err)
+	}
+	a.log.Info("loading", "table", target.String(), "workers", cfg.Workers, "batch_size", cfg.BatchRows, "binary", loader.Binary())
+
+	bar := newProgress(a, total, position == nil, committed.Load, position)
+	sum, runErr := loader.Run(ctx, src)
+	bar.stop()
+
+	if f.asJSON {
+		if err := writeJSON(a, sum); err != nil {
+			return err
+		}
+	} else {
+		printLoadSummary(a, target, cfg, sum)
+	}
+	if runErr != nil {
+		if errors.Is(runErr, context.Canceled) {
+			if f.loadID != "" {
+				a.log.Warn("interrupted; rerun the same command to load the rest", "load_id", f.loadID)
+			}
+			return ErrInterrupted
+		}
+		return runErr
+	}
+	return nil
+}
+
+func readerOptions(f loadFlags) (records.Options, error) {
+	var format records.Format
+	switch strings.ToLower(f.format) {
+	case "csv":
+		format = records.CSV
+	case "tsv":
+		format = records.TSV
+	case "text":
+		format = records.Text
+	default:
+		return records.Options{}, usagef("--format %q: choose csv, tsv or text", f.format)
+	}
+	o := records.DefaultOptions(format)
+	o.Header = f.header
+	if f.delimiter != "" {
+		d := f.delimiter
+		if d == `\t` {
+			d = "\t"
+		}
+		if len(d) != 1 {
+			return o, usagef("--delimiter %q: must be one byte", f.delimiter)
+		}
+		o.Delimiter = d[0]
+	}
+	if f.null != "" {
+		o.Null = f.null
+	}
+	if err := o.Validate(); err != nil {
+		return o, usagef("%v", err)
+	}
+	return o, nil
+}
+
+// mapColumns maps input fields to target columns: --columns, else the
+// header of the first input, else the table's columns in order.
+func mapColumns(t *copyload.Target, f loadFlags, inputs []copyload.Input) ([]int, error) {
+	var names []string
+	switch {
+	case f.columns != "":
+		for _, c := range strings.Split(f.columns, ",") {
+			_, n, err := pg.SplitQualified(strings.TrimSpace(c))
+			if err != nil {
+				return nil, usagef("--columns: %v", err)
+			}
+			names = append(names, n)
+		}
+	case f.header && len(inputs) > 0:
+		// Reading the header consumes nothing but the first record.
+		if _, err := inputs[0].Reader.Next(); err != nil && !errors.Is(err, io.EOF) {
+			var rerr *records.RecordError
+			if !errors.As(err, &rerr) {
+				return nil, err
+			}
+		}
+		inputs[0].Reader.Unread()
+		names = inputs[0].Reader.Header()
+	default:
+		idx := make([]int, len(t.Columns))
+		for i := range idx {
+			idx[i] = i
+		}
+		return idx, nil
+	}
+	idx := make([]int, len(names))
+	seen := map[int]bool{}
+	for i, n := range names {
+		ci := t.ColumnIndex(n)
+		if ci < 0 {
+			return nil, usagef("column %q is not in %s", n, t)
+		}
+		if seen[ci] {
+			return nil, usagef("column %q is given twice", n)
+		}
+		seen[ci] = true
+		idx[i] = ci
+	}
+	return idx, nil
+}
+
+func printLoadSummary(a *app, t *copyload.Target, cfg copyload.Config, s copyload.Summary) {
+	state := "loaded"
+	if s.Interrupted {
+		state = "interrupted; committed"
+	} else if !s.Complete {
+		state = "failed; committed"
+	}
+	fmt.Fprintf(a.env.Stdout, "%s %s %s into %s in %s (%s rows/s)\n", state, commas(s.Loaded), plural(s.Loaded, "row", "rows"), t, s.Elapsed.Round(time.Millisecond), commas(int64(s.RowsPerSec)))
+	fmt.Fprintf(a.env.Stdout, "  read %s = loaded %s + rejected %s + already loaded %s + not loaded %s\n",
+		commas(s.Read), commas(s.Loaded), commas(s.Rejected), commas(s.Skipped), commas(s.NotLoaded))
+	fmt.Fprintf(a.env.Stdout, "  %s COPY, route %s, %d workers, %s batches (%s skipped), %d partitions written (%d created), %s sent, %d retries, %d batches split\n",
+		s.Format, s.Route, cfg.Workers, commas(s.Batches), commas(s.SkippedB), s.Partitions, s.Created, humanBytes(s.Bytes), s.Retries, s.Splits)
+}
+
+func commas(n int64) string {
+	s := fmt.Sprint(n)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}
+
+// rejectSinks routes rejects to --rejects, or to INPUT.rejects.csv per
+// input (created on the first reject), or to stderr for stdin and
+// generators.
+type rejectSinks struct {
+	mu     sync.Mutex
+	a      *app
+	single *copyload.CSVRejects
+	files  map[string]string // source display name → rejects path
+	open   map[string]*copyload.CSVRejects
+	closer []io.Closer
+	stderr *copyload.CSVRejects
+}
+
+func newRejectSinks(a *app, f loadFlags, files []string) (*rejectSinks, error) {
+	s := &rejectSinks{a: a, files: map[string]string{}, open: map[string]*copyload.CSVRejects{}}
+	if f.rejects != "" {
+		w, err := os.Create(f.rejects)
+		if err != nil {
+			return nil, fmt.Errorf("--rejects: %w", err)
+		}
+		s.closer = append(s.closer, w)
+		s.single = copyload.NewCSVRejects(w)
+		return s, nil
+	}
+	for _, name := range files {
+		if name != "-" {
+			s.files[name] = name + ".rejects.csv"
+		}
+	}
+	return s, nil
+}
+
+func (s *rejectSinks) Reject(r copyload.Reject) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.single != nil {
+		return s.single.Reject(r)
+	}
+	path, ok := s.files[r.Source]
+	if !ok {
+		if s.stderr == nil {
+			s.stderr = copyload.NewCSVRejects(s.a.env.Stderr)
+		}
+		return s.stderr.Reject(r)
+	}
+	w, ok := s.open[path]
+	if !ok {
+		f, err := os.Create(path)
+		if err != nil {
+			return fmt.Errorf("creating rejects file: %w", err)
+		}
+		s.closer = append(s.closer, f)
+		s.a.log.Warn("rows rejected; see the rejects file", "file", filepath.Clean(path))
+		w = copyload.NewCSVRejects(f)
+		s.open[path] = w
+	}
+	return w.Reject(r)
+}
+
+func (s *rejectSinks) Close() {
+	for _, c := range s.closer {
+		c.Close()
+	}
+}
+
+func plural(n int64, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
