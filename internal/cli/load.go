@@ -246,12 +246,11 @@ func runLoad(ctx context.Context, a *app, f loadFlags, table string, files []str
 	sum, runErr := loader.Run(ctx, src)
 	bar.stop()
 
+	printLoadSummary(a, target, cfg, sum)
 	if f.asJSON {
 		if err := writeJSON(a, sum); err != nil {
 			return err
 		}
-	} else {
-		printLoadSummary(a, target, cfg, sum)
 	}
 	if runErr != nil {
 		if errors.Is(runErr, context.Canceled) {
@@ -344,6 +343,8 @@ func mapColumns(t *copyload.Target, f loadFlags, inputs []copyload.Input) ([]int
 	return idx, nil
 }
 
+// printLoadSummary writes the human summary on stderr, beside the log (a
+// --json summary goes to stdout).
 func printLoadSummary(a *app, t *copyload.Target, cfg copyload.Config, s copyload.Summary) {
 	state := "loaded"
 	if s.Interrupted {
@@ -351,10 +352,10 @@ func printLoadSummary(a *app, t *copyload.Target, cfg copyload.Config, s copyloa
 	} else if !s.Complete {
 		state = "failed; committed"
 	}
-	fmt.Fprintf(a.env.Stdout, "%s %s %s into %s in %s (%s rows/s)\n", state, commas(s.Loaded), plural(s.Loaded, "row", "rows"), t, s.Elapsed.Round(time.Millisecond), commas(int64(s.RowsPerSec)))
-	fmt.Fprintf(a.env.Stdout, "  read %s = loaded %s + rejected %s + already loaded %s + not loaded %s\n",
+	fmt.Fprintf(a.env.Stderr, "%s %s %s into %s in %s (%s rows/s)\n", state, commas(s.Loaded), plural(s.Loaded, "row", "rows"), t, s.Elapsed.Round(time.Millisecond), commas(int64(s.RowsPerSec)))
+	fmt.Fprintf(a.env.Stderr, "  read %s = loaded %s + rejected %s + already loaded %s + not loaded %s\n",
 		commas(s.Read), commas(s.Loaded), commas(s.Rejected), commas(s.Skipped), commas(s.NotLoaded))
-	fmt.Fprintf(a.env.Stdout, "  %s COPY, route %s, %d workers, %s batches (%s skipped), %d partitions written (%d created), %s sent, %d retries, %d batches split\n",
+	fmt.Fprintf(a.env.Stderr, "  %s COPY, route %s, %d workers, %s batches (%s skipped), %d partitions written (%d created), %s sent, %d retries, %d batches split\n",
 		s.Format, s.Route, cfg.Workers, commas(s.Batches), commas(s.SkippedB), s.Partitions, s.Created, humanBytes(s.Bytes), s.Retries, s.Splits)
 }
 
