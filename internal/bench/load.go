@@ -30,19 +30,19 @@ var (
 // LoadScenario is the loading study, generalised: every store × loader ×
 // workers combination, each run on a fresh table.
 type LoadScenario struct {
-	Stores     []string
-	Loaders    []string
-	Workers    []int
-	Width      int    // data columns of conditions
-	Batches    int64  // batches of 10,000 rows
-	Index      string // time | device,time | both
-	Repeat     int
-	ConnString string // the database (a fresh table is made per run)
-	Psql       string // path of psql, for the psql loaders
-	Logger     *slog.Logger
+	Stores     []string     `json:"stores"`
+	Loaders    []string     `json:"loaders"`
+	Workers    []int        `json:"workers"`
+	Width      int          `json:"width"`   // data columns of conditions
+	Batches    int64        `json:"batches"` // batches of 10,000 rows
+	Index      string       `json:"index"`   // time | device,time | both
+	Repeat     int          `json:"repeat"`
+	ConnString string       `json:"-"` // the database (a fresh table is made per run); may hold a password
+	Psql       string       `json:"-"` // path of psql, for the psql loaders
+	Logger     *slog.Logger `json:"-"`
 	// BeforeRun runs before each run (after the table is made), e.g. to
 	// restart the server; nil for none.
-	BeforeRun func(ctx context.Context) error
+	BeforeRun func(ctx context.Context) error `json:"-"`
 }
 
 // Validate checks the scenario.

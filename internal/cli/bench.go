@@ -57,7 +57,7 @@ func newBenchLoadCmd(a *app) *cobra.Command {
 	var stores, loaders, workers, index, out, base string
 	var width, repeat int
 	var batches int64
-	var restart bool
+	var restart, markdown bool
 	cmd := &cobra.Command{
 		Use:   "load",
 		Short: "Compare loading methods and storage layouts on the conditions data",
@@ -118,7 +118,8 @@ Loaders: psql-copy (the generator's text piped into one psql COPY),
 				a.log.Info("run done", "store", r.Store, "loader", r.Loader, "workers", r.Workers,
 					"rows_per_s", int64(r.RowsPerSec), "err", r.Error)
 			})
-			res := map[string]any{"scenario": s, "runs": runs, "complete": runErr == nil, "command": strings.Join(os.Args, " "),
+			sums := bench.Summarize(runs)
+			res := map[string]any{"scenario": s, "summary": sums, "runs": runs, "complete": runErr == nil, "command": strings.Join(os.Args, " "),
 				"machine": map[string]any{"cpus": runtime.NumCPU()}}
 			path := filepath.Join(out, "load.json")
 			f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
@@ -133,7 +134,7 @@ Loaders: psql-copy (the generator's text piped into one psql COPY),
 			}
 			f.Close()
 			a.log.Info("results written", "file", path)
-			printLoadRuns(a, runs, base)
+			printLoadRuns(a, sums, base, markdown)
 			if runErr != nil {
 				return runErr
 			}
@@ -156,6 +157,7 @@ Loaders: psql-copy (the generator's text piped into one psql COPY),
 	f.BoolVar(&restart, "restart", false, "restart the embedded cluster before each run")
 	f.StringVar(&out, "out", "", "results directory (default bench-results/<timestamp>)")
 	f.StringVar(&base, "base", "", "the run ratios are relative to, as store/loader/workers (default: the first run)")
+	f.BoolVar(&markdown, "markdown", false, "print the table in Markdown")
 	return cmd
 }
 
@@ -169,32 +171,58 @@ func countFailed(runs []bench.LoadRun) int {
 	return n
 }
 
-func printLoadRuns(a *app, runs []bench.LoadRun, base string) {
-	if len(runs) == 0 {
+// printLoadRuns prints the medians of each combination, with the ratio
+// of its median rows/s to the base's, as aligned text or a Markdown table.
+func printLoadRuns(a *app, sums []bench.LoadSummary, base string, markdown bool) {
+	if len(sums) == 0 {
 		return
 	}
-	ref := runs[0]
-	for _, r := range runs {
-		if fmt.Sprintf("%s/%s/%d", r.Store, r.Loader, r.Workers) == base {
-			ref = r
+	ref := sums[0]
+	for _, s := range sums {
+		if s.Key() == base {
+			ref = s
 		}
 	}
-	tw := tabwriter.NewWriter(a.env.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "store\tloader\tworkers\trows\tseconds\trows/s\tratio\tclient CPU s\tserver CPU s\tclient/server\tWAL MiB\ttable MiB\tindex MiB\t")
-	for _, r := range runs {
-		if r.Error != "" {
-			fmt.Fprintf(tw, "%s\t%s\t%d\tFAILED: %s\t\t\t\t\t\t\t\t\t\t\n", r.Store, r.Loader, r.Workers, r.Error)
+	head := []string{"store", "loader", "workers", "runs", "rows", "rows/s (median)", "min–max", "ratio to " + ref.Key(),
+		"client CPU s", "server CPU s", "client/server CPU", "WAL MiB", "table MiB", "index MiB"}
+	var rows [][]string
+	for _, s := range sums {
+		if s.Runs == 0 {
+			rows = append(rows, []string{s.Store, s.Loader, strconv.Itoa(s.Workers), "0", fmt.Sprintf("all %d failed", s.Failed)})
 			continue
 		}
-		ratio, cs := "", ""
+		ratio := ""
 		if ref.RowsPerSec > 0 {
-			ratio = fmt.Sprintf("%.2f", r.RowsPerSec/ref.RowsPerSec)
+			ratio = fmt.Sprintf("%.2f", s.RowsPerSec/ref.RowsPerSec)
 		}
-		if r.ServerCPU > 0 {
-			cs = fmt.Sprintf("%.1f%%", 100*r.ClientCPU/r.ServerCPU)
+		runs := strconv.Itoa(s.Runs)
+		if s.Failed > 0 {
+			runs += fmt.Sprintf(" (+%d failed)", s.Failed)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%.2f\t%.0f\t%s\t%.2f\t%.2f\t%s\t%.0f\t%.0f\t%.0f\t\n", r.Store, r.Loader, r.Workers, r.Rows, r.Seconds,
-			r.RowsPerSec, ratio, r.ClientCPU, r.ServerCPU, cs, float64(r.WALBytes)/(1<<20), float64(r.TableBytes)/(1<<20), float64(r.IndexBytes)/(1<<20))
+		rows = append(rows, []string{s.Store, s.Loader, strconv.Itoa(s.Workers), runs, commas(s.Rows), commas(int64(s.RowsPerSec)),
+			commas(int64(s.MinRowsPerSec)) + "–" + commas(int64(s.MaxRowsPerSec)), ratio,
+			fmt.Sprintf("%.1f", s.ClientCPU), fmt.Sprintf("%.1f", s.ServerCPU), fmt.Sprintf("%.1f%%", 100*s.ClientServer),
+			fmt.Sprintf("%.0f", s.WALBytes/(1<<20)), fmt.Sprintf("%.0f", s.TableBytes/(1<<20)), fmt.Sprintf("%.0f", s.IndexBytes/(1<<20))})
+	}
+	if markdown {
+		fmt.Fprintln(a.env.Stdout, "| "+strings.Join(head, " | ")+" |")
+		sep := make([]string, len(head))
+		for i := range sep {
+			sep[i] = "---"
+			if i >= 2 {
+				sep[i] = "---:"
+			}
+		}
+		fmt.Fprintln(a.env.Stdout, "| "+strings.Join(sep, " | ")+" |")
+		for _, r := range rows {
+			fmt.Fprintln(a.env.Stdout, "| "+strings.Join(r, " | ")+" |")
+		}
+		return
+	}
+	tw := tabwriter.NewWriter(a.env.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
+	for _, r := range rows {
+		fmt.Fprintln(tw, strings.Join(r, "\t")+"\t")
 	}
 	tw.Flush()
 }
