@@ -6,7 +6,7 @@ BIN     := bin/pgts
 VERSION := $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X github.com/pgts/pgts/internal/cli.Version=$(VERSION)
 
-.PHONY: all build deps demo test fmt-check vet bench-load clean
+.PHONY: all build deps demo test fmt-check vet bench-load bench-partition clean
 
 all: build
 
@@ -28,6 +28,28 @@ vet:
 
 test: deps fmt-check vet
 	$(GO) test -race -timeout 20m ./...
+
+# Benchmarks: each prints a table of medians over REPEAT interleaved runs
+# (also saved as Markdown and JSON under bench-results/); the figures in
+# docs/benchmarks.md come from these targets.
+REPEAT ?= 3
+BATCHES ?= 1000
+
+# bench-load: the loader against psql COPY on the conditions data (10 M rows,
+# width 5, weekly partitions), with a time index, then with (device, time) too.
+bench-load: deps build
+	@mkdir -p bench-results
+	$(BIN) bench load --stores pgts --loaders psql-copy,pgts-text,pgts-binary,insert --workers 1,$$(nproc) \
+		--batches $(BATCHES) --index time --repeat $(REPEAT) --markdown | tee bench-results/load-time.md
+	$(BIN) bench load --stores pgts --loaders psql-copy,pgts-binary --workers 1,$$(nproc) \
+		--batches $(BATCHES) --index both --repeat $(REPEAT) --markdown | tee bench-results/load-both.md
+
+# bench-partition: how long a concurrent COPY stalls while partitions are
+# created, with COPY into the leaf and into the parent.
+bench-partition: deps build
+	@mkdir -p bench-results
+	$(BIN) bench partition --partitions 50 --batch-rows 10000 --route parent | tee bench-results/partition-parent.txt
+	$(BIN) bench partition --partitions 50 --batch-rows 10000 --route leaf | tee bench-results/partition-leaf.txt
 
 clean:
 	rm -rf bin

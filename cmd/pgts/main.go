@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"syscall"
 
 	"github.com/pgts/pgts/internal/cli"
@@ -14,7 +15,9 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	stopProfile := startProfile()
 	err := cli.NewRoot(cli.OSEnv()).ExecuteContext(ctx)
+	stopProfile()
 	stop()
 	if code, ok := cli.ExitStatus(err); ok {
 		os.Exit(code)
@@ -28,4 +31,25 @@ func main() {
 		}
 	}
 	os.Exit(code)
+}
+
+// startProfile writes a CPU profile of the whole run to the file named by
+// PGTS_CPU_PROFILE, for `go tool pprof`; it does nothing when unset.
+func startProfile() (stop func()) {
+	path := os.Getenv("PGTS_CPU_PROFILE")
+	if path == "" {
+		return func() {}
+	}
+	f, err := os.Create(path)
+	if err == nil {
+		err = pprof.StartCPUProfile(f)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "pgts: PGTS_CPU_PROFILE:", err)
+		return func() {}
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}
 }
