@@ -314,12 +314,12 @@ func newTableShowCmd(a *app) *cobra.Command {
 			fmt.Fprintf(w, "premake:      %d\n", j.Premake)
 			fmt.Fprintf(w, "retention:    %s\n", orDash(j.Retention))
 			fmt.Fprintf(w, "accepts:      %s to %s\n", j.AcceptFrom, j.AcceptUntil)
-			fmt.Fprintf(w, "rows (est.):  %d\n", j.Rows)
+			fmt.Fprintf(w, "rows (est.):  %s\n", commas(j.Rows))
 			fmt.Fprintf(w, "size:         %s table, %s indexes\n\n", humanBytes(j.TableBytes), humanBytes(j.IndexBytes))
 			tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "PARTITION\tFROM\tTO\tROWS (EST.)\tTABLE\tINDEXES")
 			for _, p := range j.Partitions {
-				rows := fmt.Sprint(p.Rows)
+				rows := commas(p.Rows)
 				if p.Rows < 0 {
 					rows = "?"
 				}
