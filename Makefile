@@ -6,7 +6,7 @@ BIN     := bin/pgts
 VERSION := $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X github.com/pgts/pgts/internal/cli.Version=$(VERSION)
 
-.PHONY: all build deps demo test fmt-check vet bench-load bench-partition clean
+.PHONY: all build deps demo test fmt-check vet bench-load bench-insert bench-partition clean
 
 all: build
 
@@ -34,15 +34,31 @@ test: deps fmt-check vet
 # docs/benchmarks.md come from these targets.
 REPEAT ?= 3
 BATCHES ?= 1000
+STAMP := $(shell date -u +%Y%m%dT%H%M%SZ)
 
 # bench-load: the loader against psql COPY on the conditions data (10 M rows,
 # width 5, weekly partitions), with a time index, then with (device, time) too.
 bench-load: deps build
 	@mkdir -p bench-results
 	$(BIN) bench load --stores pgts --loaders psql-copy,pgts-text,pgts-binary,insert --workers 1,$$(nproc) \
-		--batches $(BATCHES) --index time --repeat $(REPEAT) --markdown | tee bench-results/load-time.md
+		--batches $(BATCHES) --index time --repeat $(REPEAT) --markdown --out bench-results/$(STAMP)-load-time | tee bench-results/load-time.md
 	$(BIN) bench load --stores pgts --loaders psql-copy,pgts-binary --workers 1,$$(nproc) \
-		--batches $(BATCHES) --index both --repeat $(REPEAT) --markdown | tee bench-results/load-both.md
+		--batches $(BATCHES) --index both --repeat $(REPEAT) --markdown --out bench-results/$(STAMP)-load-both | tee bench-results/load-both.md
+	$(BIN) report bench-results/$(STAMP)-load-time bench-results/$(STAMP)-load-both
+
+# bench-insert: the insert benchmark's steps (iibench) on a plain table and
+# on a pgts series table, a few minutes on a small machine; the report
+# compares them (base: the plain table).
+ROWS_LOAD ?= 500000
+ROWS_MORE ?= 100000
+QUERY_SECONDS ?= 20
+bench-insert: deps build
+	@mkdir -p bench-results
+	$(BIN) bench insert --table-kind plain --rows-load $(ROWS_LOAD) --rows-more $(ROWS_MORE) \
+		--query-seconds $(QUERY_SECONDS) --out bench-results/$(STAMP)-insert-plain
+	$(BIN) bench insert --table-kind pgts --rows-load $(ROWS_LOAD) --rows-more $(ROWS_MORE) \
+		--query-seconds $(QUERY_SECONDS) --out bench-results/$(STAMP)-insert-pgts
+	$(BIN) report bench-results/$(STAMP)-insert-plain bench-results/$(STAMP)-insert-pgts
 
 # bench-partition: how long a concurrent COPY stalls while partitions are
 # created, with COPY into the leaf and into the parent.

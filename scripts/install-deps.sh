@@ -28,6 +28,10 @@ apt_install() {
 if ! have_postgres; then
 	apt_install postgresql
 fi
+# pgts report's tests open the HTML report in headless Chromium.
+if ! command -v chromium >/dev/null 2>&1; then
+	apt_install chromium
+fi
 for want in "$@"; do
 	case "$want" in
 	chromium) command -v chromium >/dev/null 2>&1 || apt_install chromium ;;

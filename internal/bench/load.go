@@ -23,8 +23,8 @@ import (
 
 // Stores and loaders of the loading benchmark.
 var (
-	Stores  = []string{"plain", "monthly", "weekly", "pgts"}
-	Loaders = []string{"psql-copy", "psql-pipe", "pgts-text", "pgts-binary", "insert"}
+	Stores  = []string{"plain", "monthly", "weekly", "pgts", "timescaledb"}
+	Loaders = []string{"psql-copy", "psql-pipe", "pgts-text", "pgts-binary", "pgts-parent", "insert"}
 )
 
 // LoadScenario is the loading study, generalised: every store × loader ×
@@ -129,6 +129,9 @@ func RunLoad(ctx context.Context, s LoadScenario, onRun func(LoadRun)) ([]LoadRu
 		return nil, err
 	}
 	defer pool.Close()
+	if s.Stores, err = availableStores(ctx, pool, s.Stores, s.Logger); err != nil {
+		return nil, err
+	}
 	var out []LoadRun
 	for rep := 1; rep <= s.Repeat; rep++ {
 		for _, store := range s.Stores {
@@ -210,6 +213,10 @@ func setupStore(ctx context.Context, pool *pgxpool.Pool, s LoadScenario, store s
 			if err != nil {
 				return nil, err
 			}
+		}
+	case "timescaledb":
+		if err := setupHypertable(ctx, pool, cols); err != nil {
+			return nil, err
 		}
 	case "pgts":
 		m := partition.NewManager(pool, s.Logger, time.Now)
@@ -298,8 +305,8 @@ func runOne(ctx context.Context, pool *pgxpool.Pool, s LoadScenario, r *LoadRun)
 		r.Batches, err = loadPsql(ctx, s, g, false)
 	case "psql-pipe":
 		r.Batches, err = loadPsql(ctx, s, g, true)
-	case "pgts-text", "pgts-binary":
-		r.Batches, err = loadPgts(ctx, pool, s, g, r.Loader == "pgts-text", r.Workers, start)
+	case "pgts-text", "pgts-binary", "pgts-parent":
+		r.Batches, err = loadPgts(ctx, pool, s, g, r.Loader, r.Workers, start)
 	case "insert":
 		r.Batches, err = loadInsert(ctx, pool, s, g, r.Workers, start)
 	}
@@ -319,6 +326,9 @@ func runOne(ctx context.Context, pool *pgxpool.Pool, s LoadScenario, r *LoadRun)
 			coalesce((SELECT sum(pg_indexes_size(relid)) FROM pg_partition_tree('conditions') WHERE isleaf), 0)::bigint,
 			pg_database_size(current_database())`, walStart).Scan(&r.Rows, &r.WALBytes, &r.TableBytes, &r.IndexBytes, &r.DBBytes)
 	if err != nil {
+		return fmt.Errorf("measuring: %w", err)
+	}
+	if err := unpartitionedSizes(ctx, pool, r); err != nil {
 		return fmt.Errorf("measuring: %w", err)
 	}
 	want := s.Batches * 10000
@@ -407,14 +417,20 @@ func loadPsql(ctx context.Context, s LoadScenario, g gen.Generator, batched bool
 }
 
 // loadPgts runs pgts' loader in-process.
-func loadPgts(ctx context.Context, pool *pgxpool.Pool, s LoadScenario, g gen.Generator, text bool, workers int, start time.Time) ([]BatchTiming, error) {
+// loadPgts runs pgts' loader in-process: pgts-text (text COPY into the
+// leaf partitions), pgts-binary (binary COPY into the leaf partitions) or
+// pgts-parent (binary COPY into the parent, routed by the server).
+func loadPgts(ctx context.Context, pool *pgxpool.Pool, s LoadScenario, g gen.Generator, loader string, workers int, start time.Time) ([]BatchTiming, error) {
 	m := partition.NewManager(pool, s.Logger, time.Now)
 	target, err := copyload.LookupTarget(ctx, pool, m, benchTable)
 	if err != nil {
 		return nil, err
 	}
 	cfg := copyload.DefaultConfig()
-	cfg.Workers, cfg.Text = workers, text
+	cfg.Workers, cfg.Text = workers, loader == "pgts-text"
+	if loader == "pgts-parent" {
+		cfg.Route = copyload.RouteParent
+	}
 	var mu sync.Mutex
 	var timings []BatchTiming
 	cfg.OnBatch = func(b copyload.BatchInfo) {
@@ -527,3 +543,61 @@ func (v *valueRecorder) JSON(b []byte)     { v.vals = append(v.vals, string(b)) 
 func (v *valueRecorder) JSONB(b []byte)    { v.vals = append(v.vals, string(b)) }
 
 var _ copyenc.FieldWriter = (*valueRecorder)(nil)
+
+// availableStores drops the timescaledb store, with a logged reason, when
+// the server does not offer the extension; it is an error only when no
+// store is left.
+func availableStores(ctx context.Context, pool *pgxpool.Pool, stores []string, log *slog.Logger) ([]string, error) {
+	if !contains(stores, "timescaledb") {
+		return stores, nil
+	}
+	var ok bool
+	if err := pool.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_available_extensions WHERE name = 'timescaledb')").Scan(&ok); err != nil {
+		return nil, fmt.Errorf("looking for timescaledb: %w", err)
+	}
+	if ok {
+		return stores, nil
+	}
+	log.Warn("skipping store timescaledb: the server does not offer the timescaledb extension (pg_available_extensions)")
+	var out []string
+	for _, st := range stores {
+		if st != "timescaledb" {
+			out = append(out, st)
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no store to run: timescaledb is not available on the server")
+	}
+	return out, nil
+}
+
+// setupHypertable makes conditions a TimescaleDB hypertable with the
+// default chunk interval, through TimescaleDB 2.x's create_hypertable;
+// the indexes are the scenario's, as for the other stores.
+func setupHypertable(ctx context.Context, pool *pgxpool.Pool, cols []string) error {
+	if _, err := pool.Exec(ctx, "CREATE EXTENSION IF NOT EXISTS timescaledb"); err != nil {
+		return fmt.Errorf("creating extension timescaledb: %w", err)
+	}
+	if _, err := pool.Exec(ctx, fmt.Sprintf("CREATE TABLE %s (%s)", benchTable, strings.Join(cols, ", "))); err != nil {
+		return err
+	}
+	if _, err := pool.Exec(ctx, "SELECT create_hypertable($1::regclass, 'time', create_default_indexes => false)", benchTable); err != nil {
+		return fmt.Errorf("create_hypertable: %w", err)
+	}
+	return nil
+}
+
+// unpartitionedSizes measures the table and index sizes of the stores
+// pg_partition_tree does not cover: a plain table (no partitions) and a
+// hypertable (its chunks are inheritance children, not partitions).
+func unpartitionedSizes(ctx context.Context, pool *pgxpool.Pool, r *LoadRun) error {
+	switch r.Store {
+	case "plain":
+		return pool.QueryRow(ctx, "SELECT pg_table_size($1::regclass), pg_indexes_size($1::regclass)", benchTable).
+			Scan(&r.TableBytes, &r.IndexBytes)
+	case "timescaledb":
+		return pool.QueryRow(ctx, "SELECT coalesce(table_bytes, 0) + coalesce(toast_bytes, 0), coalesce(index_bytes, 0) FROM hypertable_detailed_size($1::regclass)",
+			benchTable).Scan(&r.TableBytes, &r.IndexBytes)
+	}
+	return nil
+}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/pgts/pgts/internal/bench"
 	"github.com/pgts/pgts/internal/embedded"
+	"github.com/pgts/pgts/internal/pg"
 )
 
 func newBenchCmd(a *app) *cobra.Command {
@@ -27,7 +28,7 @@ cluster). Every run starts from a fresh table and a CHECKPOINT, verifies its
 row count, and measures rows/s and the CPU seconds of the client and of the
 server processes (when the server runs on this machine).`,
 	}
-	cmd.AddCommand(newBenchLoadCmd(a), newBenchPartitionCmd(a))
+	cmd.AddCommand(newBenchLoadCmd(a), newBenchPartitionCmd(a), newBenchInsertCmd(a))
 	return cmd
 }
 
@@ -54,7 +55,7 @@ func splitList(s string) []string {
 }
 
 func newBenchLoadCmd(a *app) *cobra.Command {
-	var stores, loaders, workers, index, out, base string
+	var stores, loaders, workers, index, out, base, memoryLimit string
 	var width, repeat int
 	var batches int64
 	var restart, markdown bool
@@ -70,8 +71,9 @@ Stores:  plain (one table), monthly and weekly (native partitions made
          beforehand), pgts (a series table, weekly, partitions on demand)
 Loaders: psql-copy (the generator's text piped into one psql COPY),
          psql-pipe (one COPY per 10,000 rows, one transaction each),
-         pgts-text, pgts-binary (pgts load, in-process), insert (multi-row
-         INSERT of 1,000 rows)`,
+         pgts-text, pgts-binary (pgts load, in-process, COPY into the leaf
+         partitions), pgts-parent (binary COPY into the parent table: the
+         server routes rows), insert (multi-row INSERT of 1,000 rows)`,
 		Example: `  pgts bench load --stores pgts --loaders psql-copy,pgts-text,pgts-binary --workers 1,2
   pgts bench load --stores plain,weekly --loaders psql-pipe --batches 5000 --index both`,
 		Args: exactArgs(0),
@@ -108,6 +110,13 @@ Loaders: psql-copy (the generator's text piped into one psql COPY),
 					return err
 				}
 			}
+			if memoryLimit != "" {
+				stop, err := a.limitServerMemory(ctx, memoryLimit, &s)
+				if err != nil {
+					return err
+				}
+				defer stop()
+			}
 			if out == "" {
 				out = filepath.Join("bench-results", time.Now().UTC().Format("20060102T150405Z"))
 			}
@@ -120,7 +129,7 @@ Loaders: psql-copy (the generator's text piped into one psql COPY),
 			})
 			sums := bench.Summarize(runs)
 			res := map[string]any{"scenario": s, "summary": sums, "runs": runs, "complete": runErr == nil, "command": strings.Join(os.Args, " "),
-				"machine": map[string]any{"cpus": runtime.NumCPU()}}
+				"machine": bench.DescribeMachineAt(context.WithoutCancel(ctx), s.ConnString)}
 			path := filepath.Join(out, "load.json")
 			f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
 			if err != nil {
@@ -147,7 +156,7 @@ Loaders: psql-copy (the generator's text piped into one psql COPY),
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&stores, "stores", "pgts", "comma-separated stores: plain, monthly, weekly, pgts")
+	f.StringVar(&stores, "stores", "pgts", "comma-separated stores: plain, monthly, weekly, pgts, timescaledb (skipped when the server lacks the extension)")
 	f.StringVar(&loaders, "loaders", "psql-copy,pgts-text,pgts-binary,insert", "comma-separated loaders")
 	f.StringVar(&workers, "workers", "1,"+strconv.Itoa(runtime.NumCPU()), "comma-separated worker counts (pgts and insert loaders)")
 	f.IntVar(&width, "width", 5, "data columns")
@@ -158,6 +167,7 @@ Loaders: psql-copy (the generator's text piped into one psql COPY),
 	f.StringVar(&out, "out", "", "results directory (default bench-results/<timestamp>)")
 	f.StringVar(&base, "base", "", "the run ratios are relative to, as store/loader/workers (default: the first run)")
 	f.BoolVar(&markdown, "markdown", false, "print the table in Markdown")
+	f.StringVar(&memoryLimit, "memory-limit", "", "embedded cluster only: run the server under this memory limit (cgroup), e.g. 512MB")
 	return cmd
 }
 
@@ -276,4 +286,52 @@ and report how long one creation takes and the writer's batch latency
 	f.StringVar(&route, "route", "parent", "the writer COPYs into the parent or into a leaf partition")
 	f.BoolVar(&asJSON, "json", false, "print JSON")
 	return cmd
+}
+
+// limitServerMemory puts the embedded cluster's server under a memory
+// cgroup of the given size for the benchmark, re-attaching it before
+// every run (a --restart makes a new postmaster). stop removes the limit.
+func (a *app) limitServerMemory(ctx context.Context, size string, s *bench.LoadScenario) (stop func(), err error) {
+	n, err := embedded.ParseSize(size)
+	if err != nil {
+		return nil, usagef("--memory-limit %q: %v", size, err)
+	}
+	choice, err := pg.Resolve(a.db, a.env.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	if choice.Source != pg.SourceNone {
+		return nil, usagef("--memory-limit works only with the embedded cluster; the database comes from %s", choice.Source)
+	}
+	c, err := a.cluster()
+	if err != nil {
+		return nil, err
+	}
+	pid, err := bench.PostmasterPID(c.DataDir())
+	if err != nil {
+		return nil, err
+	}
+	lim, err := bench.NewMemoryLimit(n, pid)
+	if err != nil {
+		return nil, err
+	}
+	a.log.Info("server memory limited", "bytes", n, "cgroup", lim.Dir, "version", lim.Version)
+	prev := s.BeforeRun
+	s.BeforeRun = func(ctx context.Context) error {
+		if prev != nil {
+			if err := prev(ctx); err != nil {
+				return err
+			}
+		}
+		pid, err := bench.PostmasterPID(c.DataDir())
+		if err != nil {
+			return err
+		}
+		return lim.Attach(pid)
+	}
+	return func() {
+		if err := lim.Close(); err != nil {
+			a.log.Warn("removing the memory limit", "err", err)
+		}
+	}, nil
 }

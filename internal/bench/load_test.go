@@ -1,0 +1,103 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/pgts/pgts/internal/embedded"
+	"github.com/pgts/pgts/internal/pgtest"
+)
+
+func TestRunLoadSmall(t *testing.T) {
+	bins, err := embedded.DefaultFinder("").Find()
+	if err != nil {
+		t.Fatalf("PostgreSQL binaries: %v", err)
+	}
+	var logs bytes.Buffer
+	s := LoadScenario{Stores: []string{"plain", "pgts", "timescaledb"}, Loaders: []string{"psql-pipe", "pgts-binary", "insert"},
+		Workers: []int{2}, Width: 5, Batches: 2, Index: "time", Repeat: 1, ConnString: pgtest.DB(t), Psql: bins.Psql(),
+		Logger: slog.New(slog.NewTextHandler(&logs, nil))}
+	runs, err := RunLoad(context.Background(), s, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) != 6 {
+		t.Fatalf("%d runs, want 6 (timescaledb skipped): %+v", len(runs), runs)
+	}
+	if !strings.Contains(logs.String(), "skipping store timescaledb") {
+		t.Errorf("no skip logged: %s", logs.String())
+	}
+	for _, r := range runs {
+		if r.Error != "" || !r.Verified || r.Rows != 20000 || r.RowsPerSec <= 0 || r.TableBytes <= 0 || r.IndexBytes <= 0 {
+			t.Errorf("%s/%s: %+v", r.Store, r.Loader, r)
+		}
+		if r.Loader != "pgts-binary" && len(r.Batches) == 0 {
+			t.Errorf("%s/%s: no per-batch timings", r.Store, r.Loader)
+		}
+	}
+	only := s
+	only.Stores = []string{"timescaledb"}
+	if _, err := RunLoad(context.Background(), only, nil); err == nil || !strings.Contains(err.Error(), "timescaledb") {
+		t.Errorf("only timescaledb, absent: err = %v", err)
+	}
+}
+
+func TestDescribeMachine(t *testing.T) {
+	m := DescribeMachine(context.Background(), pgtest.Pool(t))
+	if m.Cores < 1 || m.MemoryBytes <= 0 || m.Kernel == "" || m.GoVersion == "" || !strings.HasPrefix(m.PostgreSQL, "PostgreSQL ") {
+		t.Errorf("machine: %+v", m)
+	}
+	for _, k := range ServerSettings {
+		if m.Settings[k] == "" {
+			t.Errorf("setting %s missing: %v", k, m.Settings)
+		}
+	}
+	if len(m.Warnings) > 0 {
+		t.Errorf("warnings: %v", m.Warnings)
+	}
+}
+
+// TestMemoryLimit puts a child process (standing in for a postmaster)
+// under a limit and takes it out again.
+func TestMemoryLimit(t *testing.T) {
+	cmd := exec.Command("sleep", "60")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	lim, err := NewMemoryLimit(256<<20, cmd.Process.Pid)
+	if err != nil {
+		if _, merr := memoryCgroupMount(); merr != nil {
+			t.Skipf("no memory cgroup on this machine: %v (NewMemoryLimit: %v)", merr, err)
+		}
+		t.Fatalf("NewMemoryLimit: %v", err)
+	}
+	procs, err := os.ReadFile(filepath.Join(lim.Dir, "cgroup.procs"))
+	if err != nil || !slices.Contains(strings.Fields(string(procs)), strconv.Itoa(cmd.Process.Pid)) {
+		t.Errorf("cgroup.procs = %q, %v; want pid %d", procs, err, cmd.Process.Pid)
+	}
+	file := "memory.limit_in_bytes"
+	if lim.Version == 2 {
+		file = "memory.max"
+	}
+	if b, err := os.ReadFile(filepath.Join(lim.Dir, file)); err != nil || strings.TrimSpace(string(b)) != strconv.Itoa(256<<20) {
+		t.Errorf("%s = %q, %v", file, b, err)
+	}
+	if err := lim.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(lim.Dir); !os.IsNotExist(err) {
+		t.Errorf("cgroup %s left behind: %v", lim.Dir, err)
+	}
+	if _, err := NewMemoryLimit(1<<20, cmd.Process.Pid); err == nil {
+		t.Error("a 1 MiB limit was accepted")
+	}
+}

@@ -1,0 +1,246 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"image"
+	"image/png"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/pgts/pgts/internal/bench"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+// fixture writes two results directories, "base" and "other", each with a
+// load.json and an insert.json of made-up but plausible figures.
+func fixture(t *testing.T) (dirs []string) {
+	t.Helper()
+	root := t.TempDir()
+	for i, name := range []string{"base", "other"} {
+		dir := filepath.Join(root, name)
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		k := float64(i + 1)
+		var runs []bench.LoadRun
+		for j, loader := range []string{"psql-pipe", "pgts-binary"} {
+			r := bench.LoadRun{Store: "weekly", Loader: loader, Workers: 1 + j, Repeat: 1, Rows: 200_000, Seconds: 4 / k,
+				RowsPerSec: 50_000 * k * float64(j+1), ClientCPU: 1.5, ServerCPU: 3 * k, WALBytes: 40_000_000, TableBytes: 15 << 20,
+				IndexBytes: 5 << 20, Verified: true}
+			for b := 0; b < 20; b++ {
+				d := 200.0 / k / float64(j+1) * (1 + float64(b%7)/10)
+				r.Batches = append(r.Batches, bench.BatchTiming{StartMS: float64(b) * 200, DurationMS: d, Rows: 10_000})
+			}
+			runs = append(runs, r)
+		}
+		lf := LoadFile{Runs: runs, Summary: bench.Summarize(runs), Complete: true, Command: "pgts bench load --batches 20",
+			Machine: bench.Machine{Cores: 2, MemoryBytes: 8 << 30, Kernel: "6.1.0", GoVersion: "go1.26", PostgreSQL: "PostgreSQL 16.4 on x86_64",
+				Settings: map[string]string{"shared_buffers": "128MB"}}}
+		ir := bench.InsertResult{Scenario: bench.InsertScenario{TableKind: []string{"plain", "pgts"}[i]}, Command: "pgts bench insert",
+			Machine: lf.Machine, Complete: i == 0, Rows: 1000}
+		if i == 1 {
+			ir.Error = "step qp100: interrupted"
+		}
+		for j, st := range []string{"l.i0", "l.x", "l.i1", "l.i2", "qr100", "qp100"} {
+			s := bench.InsertStep{Name: st, Seconds: 10, Complete: !(i == 1 && st == "qp100"), DBGB: 0.1 * float64(j+1), MaxOpMS: 20 * k,
+				CPUPerOp: 100 * k, RateP50: 900, RateP99: 1100}
+			switch {
+			case bench.IsQueryStep(st):
+				s.Inserts, s.IPS, s.TargetIPS, s.Queries, s.QPS = 1000, 100-float64(i)*10, 100, 20000/int64(k), 2000/k
+				s.WriterSlow = s.IPS < 95
+				s.WKBPerIns = 2 * k
+			case st != "l.x":
+				s.Inserts, s.IPS, s.WKBPerIns = 100_000, 10_000/k/float64(j+1), 1.5*k
+			}
+			ir.Steps = append(ir.Steps, s)
+		}
+		writeJSONFile(t, filepath.Join(dir, "load.json"), lf)
+		writeJSONFile(t, filepath.Join(dir, "insert.json"), ir)
+		dirs = append(dirs, dir)
+	}
+	return dirs
+}
+
+func writeJSONFile(t *testing.T, path string, v any) {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("%s differs (go test -update rewrites it); got:\n%s", name, got)
+	}
+}
+
+func TestTextGolden(t *testing.T) {
+	dirs := fixture(t)
+	srcs, err := Read(dirs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ base, file string }{{"", "text-default.golden"}, {"other", "text-base-other.golden"},
+		{"other:weekly/pgts-binary/2", "text-base-load.golden"}} {
+		var b bytes.Buffer
+		if err := WriteText(&b, srcs, c.base); err != nil {
+			t.Fatalf("base %q: %v", c.base, err)
+		}
+		golden(t, c.file, b.String())
+	}
+	var be *BaseError
+	if err := WriteText(&bytes.Buffer{}, srcs, "nosuch"); !errors.As(err, &be) {
+		t.Errorf("unknown base: err = %v", err)
+	}
+	// weekly/psql-pipe/1 is in both sources: ambiguous without a label.
+	if err := WriteText(&bytes.Buffer{}, srcs, "weekly/psql-pipe/1"); !errors.As(err, &be) {
+		t.Errorf("ambiguous base: err = %v", err)
+	}
+}
+
+func TestReadErrors(t *testing.T) {
+	if _, err := Read([]string{t.TempDir()}); err == nil || !strings.Contains(err.Error(), "no load.json") {
+		t.Errorf("empty dir: %v", err)
+	}
+	d := t.TempDir()
+	os.WriteFile(filepath.Join(d, "insert.json"), []byte("{"), 0o644)
+	if _, err := Read([]string{d}); err == nil || !strings.Contains(err.Error(), "parsing results") {
+		t.Errorf("bad JSON: %v", err)
+	}
+}
+
+// checkPNG decodes a chart and checks its size and that it is not blank:
+// many pixels are neither white nor grey (the lines and bars).
+func checkPNG(t *testing.T, name string, b []byte) {
+	t.Helper()
+	img, err := png.Decode(bytes.NewReader(b))
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	if r := img.Bounds(); r.Dx() < 600 || r.Dy() < 300 {
+		t.Errorf("%s: %v, too small", name, r)
+	}
+	if n := colored(img, img.Bounds()); n < 500 {
+		t.Errorf("%s: only %d coloured pixels: blank chart?", name, n)
+	}
+}
+
+// colored counts the saturated pixels of r (chart colours, not text).
+func colored(img image.Image, r image.Rectangle) int {
+	n := 0
+	for y := r.Min.Y; y < r.Max.Y; y++ {
+		for x := r.Min.X; x < r.Max.X; x++ {
+			cr, cg, cb, _ := img.At(x, y).RGBA()
+			hi, lo := max(cr, cg, cb)>>8, min(cr, cg, cb)>>8
+			if hi-lo > 80 {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+func TestRender(t *testing.T) {
+	dirs := fixture(t)
+	out := t.TempDir()
+	res, text, err := Render(Options{Dirs: dirs, Out: out, Command: "pgts report base other"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"load-batches.png", "load-batches-sorted.png", "load-average.png", "insert-steps.png", "query-steps.png"}
+	if len(res.Charts) != len(want) {
+		t.Fatalf("charts %v, want %v", res.Charts, want)
+	}
+	for i, p := range res.Charts {
+		if filepath.Base(p) != want[i] {
+			t.Errorf("chart %d = %s, want %s", i, p, want[i])
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkPNG(t, p, b)
+	}
+	if b, err := os.ReadFile(res.Text); err != nil || string(b) != text || !strings.Contains(text, "qp100") {
+		t.Errorf("report.txt: %v", err)
+	}
+	page, err := os.ReadFile(res.HTML)
+	if err != nil {
+		t.Fatal(err)
+	}
+	html := string(page)
+	if n := strings.Count(html, `src="data:image/png;base64,`); n != len(want) {
+		t.Errorf("%d embedded images, want %d", n, len(want))
+	}
+	for _, s := range []string{"pgts report base other", "pgts bench load --batches 20", "2 cores", "PostgreSQL 16.4", "incomplete"} {
+		if !strings.Contains(html, s) {
+			t.Errorf("page lacks %q", s)
+		}
+	}
+	if strings.Contains(html, "http://") || strings.Contains(html, "https://") {
+		t.Error("the page refers to the network")
+	}
+	checkInBrowser(t, res.HTML, len(want))
+}
+
+// checkInBrowser screenshots the page in headless Chromium and checks that
+// the images rendered: the page's only coloured pixels are the charts'.
+func checkInBrowser(t *testing.T, page string, charts int) {
+	t.Helper()
+	bin, err := exec.LookPath("chromium")
+	if err != nil {
+		t.Fatalf("chromium is needed to check the HTML report (make test installs it: apt-get install chromium): %v", err)
+	}
+	shot := filepath.Join(t.TempDir(), "shot.png")
+	cmd := exec.Command(bin, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+		"--hide-scrollbars", "--window-size=900,"+itoa(600+charts*480), "--user-data-dir="+t.TempDir(),
+		"--screenshot="+shot, "file://"+page)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("chromium: %v\n%s", err, out)
+	}
+	b, err := os.ReadFile(shot)
+	if err != nil {
+		t.Fatalf("no screenshot: %v", err)
+	}
+	img, err := png.Decode(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Each chart is drawn in its own 416-pixel band: find the bands that
+	// hold coloured pixels.
+	bands := 0
+	r := img.Bounds()
+	for y := r.Min.Y; y+40 <= r.Max.Y; y += 40 {
+		if colored(img, image.Rect(r.Min.X, y, r.Max.X, y+40)) > 50 {
+			bands++
+		}
+	}
+	if bands < charts*5 {
+		t.Errorf("screenshot: %d coloured 40-pixel bands, want at least %d (%d charts of 416 pixels): images not rendered", bands, charts*5, charts)
+	}
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
