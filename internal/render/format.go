@@ -1,0 +1,192 @@
+package render
+
+import (
+	"math"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// point is one output datapoint.
+type point struct {
+	v  float64
+	ts int64
+}
+
+// datapoints pairs values with timestamps start, start+step, ... up to
+// end inclusive, stopping at whichever runs out first, as Graphite does.
+func datapoints(vals []float64, start, end, step int64) []point {
+	if step <= 0 {
+		step = 1
+	}
+	n := 0
+	if end >= start {
+		n = int((end-start)/step) + 1
+	}
+	n = min(n, len(vals))
+	out := make([]point, n)
+	for i := range out {
+		out[i] = point{vals[i], start + int64(i)*step}
+	}
+	return out
+}
+
+// consolidateForMaxDataPoints thins s to at most maxDataPoints points
+// over timeRange seconds the way graphite-web's JSON view does: averaging
+// groups of ceil(points/maxDataPoints) values and nudging the start so the
+// groups fall on multiples of the new step (no jitter between refreshes).
+func consolidateForMaxDataPoints(s *series, maxDataPoints int, timeRange int64) []point {
+	vals, start, step := s.values, s.start, s.step
+	if maxDataPoints == 1 {
+		k := max(len(vals), 1)
+		return datapoints(consolidate(vals, k), start, s.end, step*int64(k))
+	}
+	n := float64(timeRange) / float64(step)
+	if float64(maxDataPoints) >= n {
+		return datapoints(vals, start, s.end, step)
+	}
+	k := int64(math.Ceil(n / float64(maxDataPoints)))
+	secondsPerPoint := k * step
+	nudge := secondsPerPoint + pyMod(start, step) - pyMod(start, secondsPerPoint)
+	start += nudge
+	if lose := int(nudge/step) - 1; lose > 0 {
+		vals = vals[min(lose, len(vals)):]
+	}
+	return datapoints(consolidate(vals, int(k)), start, s.end, secondsPerPoint)
+}
+
+// renderJSON is graphite-web's JSON render format:
+//
+//	[{"target": "a.b", "tags": {"name": "a.b"}, "datapoints": [[1.0, 1700000000], [null, 1700000060]]}]
+//
+// maxDataPoints 0 means no consolidation; noNullPoints drops null points
+// and series left empty.
+func renderJSON(list []*series, maxDataPoints int, noNullPoints bool) []byte {
+	b := []byte{'['}
+	anyData := false
+	var startTime, endTime int64
+	for _, s := range list {
+		if len(s.values) == 0 {
+			continue
+		}
+		if !anyData || s.start < startTime {
+			startTime = s.start
+		}
+		if !anyData || s.end > endTime {
+			endTime = s.end
+		}
+		anyData = true
+	}
+	if !anyData {
+		return append(b, ']')
+	}
+	first := true
+	for _, s := range list {
+		var pts []point
+		if maxDataPoints > 0 {
+			pts = consolidateForMaxDataPoints(s, maxDataPoints, endTime-startTime)
+		} else {
+			pts = datapoints(s.values, s.start, s.end, s.step)
+		}
+		if noNullPoints {
+			kept := pts[:0]
+			for _, p := range pts {
+				if !isNull(p.v) {
+					kept = append(kept, p)
+				}
+			}
+			if len(kept) == 0 {
+				continue
+			}
+			pts = kept
+		}
+		if !first {
+			b = append(b, ", "...)
+		}
+		first = false
+		b = append(b, `{"target": `...)
+		b = appendPyJSONString(b, s.name, true)
+		b = append(b, `, "tags": {`...)
+		for i, t := range s.tags {
+			if i > 0 {
+				b = append(b, ", "...)
+			}
+			b = appendPyJSONString(b, t.k, true)
+			b = append(b, ": "...)
+			b = appendPyJSONString(b, t.v, true)
+		}
+		b = append(b, `}, "datapoints": [`...)
+		for i, p := range pts {
+			if i > 0 {
+				b = append(b, ", "...)
+			}
+			b = append(b, '[')
+			b = appendPyJSONFloat(b, p.v)
+			b = append(b, ", "...)
+			b = strconv.AppendInt(b, p.ts, 10)
+			b = append(b, ']')
+		}
+		b = append(b, "]}"...)
+	}
+	return append(b, ']')
+}
+
+// renderCSV is graphite-web's CSV format, one row per point with the
+// time in loc, CRLF line ends, empty value for null:
+//
+//	a.b,2023-11-14 22:13:20,1.0
+func renderCSV(list []*series, loc *time.Location) []byte {
+	var b []byte
+	for _, s := range list {
+		name := csvField(s.name)
+		for i, v := range s.values {
+			b = append(b, name...)
+			b = append(b, ',')
+			b = time.Unix(s.start+int64(i)*s.step, 0).In(loc).AppendFormat(b, "2006-01-02 15:04:05")
+			b = append(b, ',')
+			if !isNull(v) {
+				b = append(b, pyRepr(v)...)
+			}
+			b = append(b, '\r', '\n')
+		}
+	}
+	return b
+}
+
+// csvField quotes a field as Python's csv module does by default: only
+// when it holds a comma, a quote or a line break.
+func csvField(s string) string {
+	if !strings.ContainsAny(s, ",\"\r\n") {
+		return s
+	}
+	return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
+}
+
+// renderRaw is graphite-web's raw format, one line per series:
+//
+//	a.b,1700000000,1700000180,60|1.0,None,2.5
+func renderRaw(list []*series) []byte {
+	var b []byte
+	for _, s := range list {
+		b = append(b, s.name...)
+		b = append(b, ',')
+		b = strconv.AppendInt(b, s.start, 10)
+		b = append(b, ',')
+		b = strconv.AppendInt(b, s.end, 10)
+		b = append(b, ',')
+		b = strconv.AppendInt(b, s.step, 10)
+		b = append(b, '|')
+		for i, v := range s.values {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			if isNull(v) {
+				b = append(b, "None"...)
+			} else {
+				b = append(b, pyRepr(v)...)
+			}
+		}
+		b = append(b, '\n')
+	}
+	return b
+}

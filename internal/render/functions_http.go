@@ -1,0 +1,94 @@
+package render
+
+import (
+	"net/http"
+	"sort"
+	"strings"
+)
+
+func sortStrings(s []string) { sort.Strings(s) }
+
+// info is a function's description as /functions publishes it, the shape
+// Grafana's query editor parses.
+func (fd *funcDef) info() obj {
+	params := []any{}
+	for _, p := range fd.params {
+		o := obj{{"name", p.Name}, {"type", p.Type}}
+		if p.Required {
+			o = append(o, kv{"required", true})
+		}
+		if p.Default != nil {
+			o = append(o, kv{"default", p.Default})
+		}
+		if p.Multiple {
+			o = append(o, kv{"multiple", true})
+		}
+		if len(p.Options) > 0 {
+			o = append(o, kv{"options", p.Options})
+		}
+		if len(p.Suggestions) > 0 {
+			o = append(o, kv{"suggestions", p.Suggestions})
+		}
+		params = append(params, o)
+	}
+	return obj{
+		{"name", fd.name},
+		{"function", fd.name + "(" + fd.signature + ")"},
+		{"description", fd.description},
+		{"module", "graphite.render.functions"},
+		{"group", fd.group},
+		{"params", params},
+	}
+}
+
+// serveFunctions answers /functions (all, or grouped=1, or one group) and
+// /functions/<name>. There are no pie-chart functions: type=pie is empty.
+func (h *Handler) serveFunctions(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET")
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		return
+	}
+	if err := r.ParseForm(); err != nil {
+		badRequest(w, "reading query: "+err.Error())
+		return
+	}
+	pie := r.Form.Get("type") == "pie"
+	if name := strings.Trim(strings.TrimPrefix(r.URL.Path, "/functions"), "/"); name != "" {
+		fd, ok := functionIndex[name]
+		if !ok || pie {
+			http.Error(w, "Function not found: "+name, http.StatusNotFound)
+			return
+		}
+		writeJSON(w, r, fd.info())
+		return
+	}
+	grouped := strings.ToLower(r.Form.Get("grouped"))
+	isGrouped := grouped == "1" || grouped == "true"
+	group, hasGroup := r.Form.Get("group"), r.Form.Has("group")
+	flat := map[string]any{}
+	groups := map[string]any{}
+	if !pie {
+		for i := range functionTable {
+			fd := &functionTable[i]
+			if hasGroup && fd.group != group {
+				continue
+			}
+			if isGrouped {
+				g, _ := groups[fd.group].(map[string]any)
+				if g == nil {
+					g = map[string]any{}
+					groups[fd.group] = g
+				}
+				g[fd.name] = fd.info()
+			} else {
+				flat[fd.name] = fd.info()
+			}
+		}
+	}
+	if isGrouped {
+		writeJSON(w, r, groups)
+		return
+	}
+	writeJSON(w, r, flat)
+}

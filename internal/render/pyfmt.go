@@ -1,0 +1,134 @@
+package render
+
+import (
+	"math"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// Graphite-web is written in Python and Grafana, scripts and dashboards
+// see Python's spelling of numbers in series names and bodies. These
+// helpers reproduce it so names like "scale(a.b,2)" match byte for byte.
+
+// pyRepr spells f as Python's repr(float) does: shortest round-trip digits,
+// always a decimal point or exponent, exponent form below 1e-4 and from 1e16.
+func pyRepr(f float64) string {
+	switch {
+	case math.IsNaN(f):
+		return "nan"
+	case math.IsInf(f, 1):
+		return "inf"
+	case math.IsInf(f, -1):
+		return "-inf"
+	}
+	if a := math.Abs(f); a == 0 || a >= 1e-4 && a < 1e16 {
+		// Fast path: the shortest decimal has an exponent in [-4, 16),
+		// which Python spells without an exponent.
+		s := strconv.FormatFloat(f, 'f', -1, 64)
+		if !strings.Contains(s, ".") {
+			s += ".0"
+		}
+		return s
+	}
+	e := strconv.FormatFloat(f, 'e', -1, 64) // d.ddde±XX
+	mant, expStr, _ := strings.Cut(e, "e")
+	exp, _ := strconv.Atoi(expStr)
+	if exp < -4 || exp >= 16 {
+		sign := "+"
+		if exp < 0 {
+			sign, exp = "-", -exp
+		}
+		es := strconv.Itoa(exp)
+		if len(es) < 2 {
+			es = "0" + es
+		}
+		return mant + "e" + sign + es
+	}
+	s := strconv.FormatFloat(f, 'f', -1, 64)
+	if !strings.Contains(s, ".") {
+		s += ".0"
+	}
+	return s
+}
+
+// pyG spells f as Python's "%g" does (6 significant digits).
+func pyG(f float64) string {
+	switch {
+	case math.IsNaN(f):
+		return "nan"
+	case math.IsInf(f, 1):
+		return "inf"
+	case math.IsInf(f, -1):
+		return "-inf"
+	}
+	return strconv.FormatFloat(f, 'g', 6, 64)
+}
+
+// appendPyJSONString appends s as a JSON string the way Python's json.dumps
+// does: with ensureASCII every non-ASCII rune becomes \uXXXX (surrogate
+// pairs above U+FFFF); '<', '>' and '&' are not escaped.
+func appendPyJSONString(b []byte, s string, ensureASCII bool) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch c {
+			case '"':
+				b = append(b, '\\', '"')
+			case '\\':
+				b = append(b, '\\', '\\')
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			default:
+				if c < 0x20 {
+					b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&15])
+				} else {
+					b = append(b, c)
+				}
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+		if !ensureASCII && r != utf8.RuneError {
+			b = utf8.AppendRune(b, r)
+			continue
+		}
+		u := func(v rune) {
+			b = append(b, '\\', 'u', hex[v>>12&15], hex[v>>8&15], hex[v>>4&15], hex[v&15])
+		}
+		if r > 0xFFFF {
+			r -= 0x10000
+			u(0xD800 + (r>>10)&0x3FF)
+			u(0xDC00 + r&0x3FF)
+		} else {
+			u(r)
+		}
+	}
+	return append(b, '"')
+}
+
+// appendPyJSONFloat appends a value as graphite-web's JSON does: NaN as
+// null, infinities as ±1e9999 (which JSON parsers read back as infinity).
+func appendPyJSONFloat(b []byte, f float64) []byte {
+	switch {
+	case math.IsNaN(f):
+		return append(b, "null"...)
+	case math.IsInf(f, 1):
+		return append(b, "1e9999"...)
+	case math.IsInf(f, -1):
+		return append(b, "-1e9999"...)
+	}
+	return append(b, pyRepr(f)...)
+}

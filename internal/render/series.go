@@ -1,0 +1,317 @@
+package render
+
+import (
+	"math"
+	"sort"
+)
+
+var (
+	posInf = math.Inf(1)
+	nan    = math.NaN()
+)
+
+// series is a series during evaluation, shaped like graphite-web's
+// TimeSeries: end may differ from start+len*step (Graphite keeps it
+// separately and the output pairs values with range(start, end+1, step)).
+type series struct {
+	name     string
+	pathExpr string // the glob or expression this series came from
+	tags     tagSet
+	start    int64
+	end      int64
+	step     int64
+	values   []float64 // NaN = null
+}
+
+// tag is one key/value of a series' tags; values are strings as in Graphite.
+type tag struct{ k, v string }
+
+// tagSet keeps tags in insertion order, which the JSON output preserves.
+type tagSet []tag
+
+func (t tagSet) get(k string) (string, bool) {
+	for _, x := range t {
+		if x.k == k {
+			return x.v, true
+		}
+	}
+	return "", false
+}
+
+// with returns a copy of t with k set to v.
+func (t tagSet) with(k, v string) tagSet {
+	out := make(tagSet, 0, len(t)+1)
+	found := false
+	for _, x := range t {
+		if x.k == k {
+			x.v, found = v, true
+		}
+		out = append(out, x)
+	}
+	if !found {
+		out = append(out, tag{k, v})
+	}
+	return out
+}
+
+// copyWith returns a copy of s with a new name and values; tags are shared
+// (tagSet.with copies before writing).
+func (s *series) copyWith(name string, values []float64) *series {
+	c := *s
+	c.name = name
+	c.values = values
+	return &c
+}
+
+// clone returns a deep copy of s's values with a new name.
+func (s *series) clone(name string) *series {
+	return s.copyWith(name, append([]float64(nil), s.values...))
+}
+
+func isNull(v float64) bool { return math.IsNaN(v) }
+
+// aggFunc reduces values (nulls included) to one value, NaN for none.
+type aggFunc func([]float64) float64
+
+// aggFuncs are Graphite's aggregation functions by name, with its aliases.
+var aggFuncs = map[string]aggFunc{
+	"average":  aggAverage,
+	"avg":      aggAverage,
+	"avg_zero": aggAvgZero,
+	"median":   aggMedian,
+	"sum":      aggSum,
+	"total":    aggSum,
+	"min":      aggMin,
+	"max":      aggMax,
+	"diff":     aggDiff,
+	"stddev":   aggStddev,
+	"count":    aggCount,
+	"range":    aggRange,
+	"rangeOf":  aggRange,
+	"multiply": aggMultiply,
+	"last":     aggLast,
+	"current":  aggLast,
+}
+
+// aggFuncNames lists the canonical names for /functions.
+var aggFuncNames = []string{"average", "avg", "avg_zero", "median", "sum", "total", "min", "max", "diff", "stddev", "count", "range", "rangeOf", "multiply", "last", "current"}
+
+// countNonNull counts the non-null values without allocating.
+func countNonNull(vs []float64) int {
+	n := 0
+	for _, v := range vs {
+		if !isNull(v) {
+			n++
+		}
+	}
+	return n
+}
+
+func nonNull(vs []float64) []float64 {
+	out := make([]float64, 0, len(vs))
+	for _, v := range vs {
+		if !isNull(v) {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+func aggSum(vs []float64) float64 {
+	sum, n := 0.0, 0
+	for _, v := range vs {
+		if !isNull(v) {
+			sum += v
+			n++
+		}
+	}
+	if n == 0 {
+		return nan
+	}
+	return sum
+}
+
+func aggAverage(vs []float64) float64 {
+	sum, n := 0.0, 0
+	for _, v := range vs {
+		if !isNull(v) {
+			sum += v
+			n++
+		}
+	}
+	if n == 0 {
+		return nan
+	}
+	return sum / float64(n)
+}
+
+func aggAvgZero(vs []float64) float64 {
+	if len(vs) == 0 {
+		return nan
+	}
+	sum := 0.0
+	for _, v := range vs {
+		if !isNull(v) {
+			sum += v
+		}
+	}
+	return sum / float64(len(vs))
+}
+
+func aggMedian(vs []float64) float64 {
+	nn := nonNull(vs)
+	if len(nn) == 0 {
+		return nan
+	}
+	sort.Float64s(nn)
+	mid := len(nn) / 2
+	if len(nn)%2 == 0 {
+		return (nn[mid-1] + nn[mid]) / 2
+	}
+	return nn[mid]
+}
+
+func aggMin(vs []float64) float64 {
+	out := nan
+	for _, v := range vs {
+		if !isNull(v) && (isNull(out) || v < out) {
+			out = v
+		}
+	}
+	return out
+}
+
+func aggMax(vs []float64) float64 {
+	out := nan
+	for _, v := range vs {
+		if !isNull(v) && (isNull(out) || v > out) {
+			out = v
+		}
+	}
+	return out
+}
+
+func aggDiff(vs []float64) float64 {
+	nn := nonNull(vs)
+	if len(nn) == 0 {
+		return nan
+	}
+	out := nn[0]
+	for _, v := range nn[1:] {
+		out -= v
+	}
+	return out
+}
+
+func aggStddev(vs []float64) float64 {
+	nn := nonNull(vs)
+	if len(nn) == 0 {
+		return nan
+	}
+	avg := aggAverage(nn)
+	sum := 0.0
+	for _, v := range nn {
+		sum += (v - avg) * (v - avg)
+	}
+	return math.Sqrt(sum / float64(len(nn)))
+}
+
+func aggCount(vs []float64) float64 { return float64(countNonNull(vs)) }
+
+func aggRange(vs []float64) float64 { return aggMax(vs) - aggMin(vs) }
+
+func aggMultiply(vs []float64) float64 {
+	if len(vs) == 0 {
+		return nan
+	}
+	out := 1.0
+	for _, v := range vs {
+		if isNull(v) {
+			return nan
+		}
+		out *= v
+	}
+	return out
+}
+
+func aggLast(vs []float64) float64 {
+	for i := len(vs) - 1; i >= 0; i-- {
+		if !isNull(vs[i]) {
+			return vs[i]
+		}
+	}
+	return nan
+}
+
+// consolidate merges every k adjacent values into their average of
+// non-null values (null if none), keeping a trailing partial group.
+func consolidate(vs []float64, k int) []float64 {
+	if k <= 1 {
+		return vs
+	}
+	out := make([]float64, 0, (len(vs)+k-1)/k)
+	for i := 0; i < len(vs); i += k {
+		j := min(i+k, len(vs))
+		out = append(out, aggAverage(vs[i:j]))
+	}
+	return out
+}
+
+func gcd(a, b int64) int64 {
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
+}
+
+func lcm(a, b int64) int64 {
+	if a == b {
+		return a
+	}
+	return a / gcd(a, b) * b
+}
+
+// normalize brings series to a common step, the least common multiple of
+// their steps, consolidating the finer ones, and returns copies plus the
+// common start, end and step. Like Graphite it pairs values by index, not
+// by timestamp. Callers pass at least one series.
+func normalize(list []*series) (out []*series, start, end, step int64) {
+	step = list[0].step
+	start, end = list[0].start, list[0].end
+	for _, s := range list[1:] {
+		step = lcm(step, s.step)
+		start = min(start, s.start)
+		end = max(end, s.end)
+	}
+	if step <= 0 {
+		step = 1
+	}
+	end -= (end - start) % step
+	out = make([]*series, len(list))
+	for i, s := range list {
+		c := *s
+		c.values = consolidate(s.values, int(step/s.step))
+		out[i] = &c
+	}
+	return out, start, end, step
+}
+
+// rows calls f with the i-th value of every series (null where a series is
+// shorter), for i up to the longest series.
+func rows(list []*series, f func(row []float64)) {
+	n := 0
+	for _, s := range list {
+		n = max(n, len(s.values))
+	}
+	row := make([]float64, len(list))
+	for i := 0; i < n; i++ {
+		for j, s := range list {
+			if i < len(s.values) {
+				row[j] = s.values[i]
+			} else {
+				row[j] = nan
+			}
+		}
+		f(row)
+	}
+}
