@@ -1,0 +1,218 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/spf13/cobra"
+
+	"github.com/pgts/pgts/internal/partition"
+	"github.com/pgts/pgts/internal/rra"
+	"github.com/pgts/pgts/internal/serve"
+	"github.com/pgts/pgts/internal/tsstore"
+)
+
+// The daemon's storage is the sink of its receivers.
+var _ serve.Sink = (*tsstore.Store)(nil)
+
+type serveFlags struct {
+	config string
+	check  bool
+	// Listen addresses overriding the file's, by flag name.
+	addrs map[string]*string
+}
+
+// serveAddrFlags maps the listen flags to the Config fields they override.
+var serveAddrFlags = []struct {
+	name, usage string
+	field       func(*serve.Config) *string
+}{
+	{"graphite", "Graphite plaintext TCP address", func(c *serve.Config) *string { return &c.Graphite.TCP }},
+	{"graphite-udp", "Graphite plaintext UDP address", func(c *serve.Config) *string { return &c.Graphite.UDP }},
+	{"pickle", "Graphite pickle TCP address", func(c *serve.Config) *string { return &c.Pickle.TCP }},
+	{"statsd", "StatsD UDP address", func(c *serve.Config) *string { return &c.StatsD.UDP }},
+	{"statsd-tcp", "StatsD TCP address", func(c *serve.Config) *string { return &c.StatsD.TCP }},
+	{"http", "HTTP address (Influx, remote write, /metrics, /healthz)", func(c *serve.Config) *string { return &c.HTTP.Addr }},
+}
+
+func newServeCmd(a *app) *cobra.Command {
+	f := serveFlags{addrs: map[string]*string{}}
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Run the metrics daemon: Graphite, StatsD, Influx and remote-write ingestion",
+		Long: `Receive metrics over Graphite plaintext (TCP and UDP) and pickle, StatsD
+(UDP and TCP), Influx line protocol and Prometheus remote write (HTTP), and
+store them in round-robin archives (the [[ds]] sections) and, optionally, a
+raw series table. Every listener binds to 127.0.0.1 unless configured
+otherwise; an empty address disables it.
+
+SIGHUP rereads the [[ds]] sections of --config. SIGTERM and SIGINT stop
+accepting, store what was received, flush StatsD and the cache, and exit 0.
+See docs/serve.md for the configuration file.`,
+		Example: `  pgts serve
+  pgts serve --config pgts.toml
+  pgts serve --config pgts.toml --check-config
+  pgts serve --http 0.0.0.0:8080 --pickle ""`,
+		Args: exactArgs(0),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runServe(cmd.Context(), a, cmd, f, nil)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.config, "config", "", "configuration file (TOML; default: built-in defaults)")
+	fl.BoolVar(&f.check, "check-config", false, "validate the configuration and exit")
+	for _, af := range serveAddrFlags {
+		f.addrs[af.name] = fl.String(af.name, "", af.usage+" (overrides the file; \"\" disables)")
+	}
+	return cmd
+}
+
+// serveConfig reads --config (or the defaults) and applies the listen
+// flags given.
+func serveConfig(cmd *cobra.Command, f serveFlags) (serve.Config, error) {
+	cfg := serve.DefaultConfig()
+	if f.config != "" {
+		c, err := serve.LoadConfig(f.config)
+		if err != nil {
+			return cfg, usagef("%v", err)
+		}
+		cfg = c
+	}
+	for _, af := range serveAddrFlags {
+		if cmd != nil && cmd.Flags().Changed(af.name) {
+			*af.field(&cfg) = *f.addrs[af.name]
+		}
+	}
+	if err := cfg.Validate(); err != nil {
+		return cfg, usagef("%v", err)
+	}
+	return cfg, nil
+}
+
+// runServe runs the daemon until ctx ends. started, when not nil, is told
+// the listen addresses once the daemon accepts points (tests).
+func runServe(ctx context.Context, a *app, cmd *cobra.Command, f serveFlags, started func(serve.Addrs)) error {
+	cfg, err := serveConfig(cmd, f)
+	if err != nil {
+		return err
+	}
+	rules, err := cfg.Rules()
+	if err != nil {
+		return usagef("%v", err)
+	}
+	if f.check {
+		name := f.config
+		if name == "" {
+			name = "default configuration"
+		}
+		fmt.Fprintf(a.env.Stdout, "%s: ok (%d [[ds]] sections)\n", name, len(rules))
+		return nil
+	}
+
+	pool, err := a.openDB(ctx, int32(cfg.FlushWorkers+2))
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	scfg, err := storeConfig(ctx, pool, cfg, rules)
+	if err != nil {
+		return err
+	}
+	scfg.Logger, scfg.Registerer = a.log, reg
+	store, err := tsstore.Open(ctx, pool, scfg)
+	if err != nil {
+		return fmt.Errorf("opening storage: %w", err)
+	}
+	srv, err := serve.New(cfg, store, serve.Options{Logger: a.log, Registerer: reg, Gatherer: reg})
+	if err != nil {
+		store.Close(context.WithoutCancel(ctx))
+		return err
+	}
+	if err := srv.Start(); err != nil {
+		srv.Shutdown(context.WithoutCancel(ctx))
+		return err
+	}
+	a.log.Info("serving", "config", f.config, "rules", len(rules), "raw_table", cfg.Raw.Table)
+	if started != nil {
+		started(srv.Addrs())
+	}
+
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	for ctx.Err() == nil {
+		select {
+		case <-hup:
+			reloadRules(a, srv, f.config)
+		case <-ctx.Done():
+		}
+	}
+	a.log.Info("shutting down: draining receivers and flushing storage")
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Duration(cfg.ShutdownTimeout))
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		return fmt.Errorf("shutting down: %w", err)
+	}
+	a.log.Info("stopped")
+	return nil
+}
+
+// reloadRules applies the [[ds]] sections of the configuration file again;
+// an invalid file is logged and ignored.
+func reloadRules(a *app, srv *serve.Server, file string) {
+	if file == "" {
+		a.log.Warn("SIGHUP: no --config file to reload")
+		return
+	}
+	cfg, err := serve.LoadConfig(file)
+	if err != nil {
+		a.log.Error("SIGHUP: configuration not reloaded", "err", err)
+		return
+	}
+	rules, err := cfg.Rules()
+	if err == nil {
+		err = srv.SetRules(rules)
+	}
+	if err != nil {
+		a.log.Error("SIGHUP: rules not reloaded", "err", err)
+	}
+}
+
+// storeConfig maps the daemon's configuration to the storage's, asking
+// PostgreSQL to parse the [raw] intervals.
+func storeConfig(ctx context.Context, pool *pgxpool.Pool, cfg serve.Config, rules []rra.Rule) (tsstore.Config, error) {
+	sc := tsstore.DefaultConfig()
+	sc.Rules = rules
+	sc.MaxMemory = int64(cfg.MaxMemory)
+	sc.MaxSeries = cfg.MaxSeries
+	sc.FlushInterval = time.Duration(cfg.FlushInterval)
+	sc.FlushWorkers = cfg.FlushWorkers
+	if cfg.Raw.Table != "" {
+		iv, err := partition.ParseInterval(ctx, pool, cfg.Raw.Interval)
+		if err != nil {
+			return sc, usagef("raw.interval: %v", err)
+		}
+		raw := &tsstore.RawConfig{Table: cfg.Raw.Table, Interval: iv}
+		if cfg.Raw.Retention != "" {
+			r, err := partition.ParseInterval(ctx, pool, cfg.Raw.Retention)
+			if err != nil {
+				return sc, usagef("raw.retention: %v", err)
+			}
+			raw.Retention = &r
+		}
+		sc.Raw = raw
+	}
+	if err := sc.Validate(); err != nil {
+		return sc, usagef("%v", err)
+	}
+	return sc, nil
+}

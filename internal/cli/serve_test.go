@@ -1,0 +1,272 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/klauspost/compress/snappy"
+
+	"github.com/pgts/pgts/internal/ingest"
+	"github.com/pgts/pgts/internal/ingest/remotewrite"
+	"github.com/pgts/pgts/internal/pgtest"
+	"github.com/pgts/pgts/internal/serve"
+	"github.com/pgts/pgts/internal/tsstore"
+)
+
+func TestServeCheckConfig(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.toml")
+	os.WriteFile(good, []byte("[graphite]\nudp = \"\"\n\n[[ds]]\nregexp = \".\"\nstep = \"10s\"\narchives = [\"10s:6h\"]\n"), 0o644)
+	out, stderr, code := run(t, nil, "serve", "--config", good, "--check-config")
+	if code != 0 || !strings.Contains(out, "ok") {
+		t.Errorf("valid file: exit %d, %q %q", code, out, stderr)
+	}
+	bad := filepath.Join(dir, "bad.toml")
+	os.WriteFile(bad, []byte("[statsd]\nflush-interval = \"0s\"\n\n[[ds]]\nregexp = \".\"\nstep = \"10s\"\narchives = [\"bogus\"]\n"), 0o644)
+	_, stderr, code = run(t, nil, "serve", "--config", bad, "--check-config")
+	if code != 2 || !strings.Contains(stderr, "bad.toml:2: statsd.flush-interval") || !strings.Contains(stderr, "bad.toml:4: ds[0]") {
+		t.Errorf("invalid file: exit %d, %q", code, stderr)
+	}
+	_, stderr, code = run(t, nil, "serve", "--check-config", "--http", "nohostport")
+	if code != 2 || !strings.Contains(stderr, "http.addr") {
+		t.Errorf("bad --http: exit %d, %q", code, stderr)
+	}
+	_, _, code = run(t, nil, "serve", "--config", filepath.Join(dir, "missing.toml"), "--check-config")
+	if code != 2 {
+		t.Errorf("missing file: exit %d", code)
+	}
+}
+
+// TestServeEndToEnd runs the daemon against PostgreSQL, sends points over
+// every protocol, stops it as SIGTERM does, and reads the points back from
+// the raw table and, after a restart of the storage, from the archives.
+func TestServeEndToEnd(t *testing.T) {
+	db := pgtest.DB(t)
+	dir := t.TempDir()
+	cfgFile := filepath.Join(dir, "pgts.toml")
+	err := os.WriteFile(cfgFile, []byte(`
+flush-interval = "1h"
+[graphite]
+tcp = "127.0.0.1:0"
+udp = "127.0.0.1:0"
+[pickle]
+tcp = "127.0.0.1:0"
+[statsd]
+udp = "127.0.0.1:0"
+tcp = "127.0.0.1:0"
+flush-interval = "1h"
+[http]
+addr = "127.0.0.1:0"
+[raw]
+table = "metrics_raw"
+interval = "1 day"
+[[ds]]
+regexp = '^servers\.'
+step = "10s"
+archives = ["10s:1h", "1m:1d"]
+[[ds]]
+regexp = "."
+step = "10s"
+archives = ["10s:1h"]
+`), 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := &serveLogs{}
+	a := &app{env: Env{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: logs,
+		Getenv: func(k string) string { return map[string]string{"DATABASE_URL": db}[k] }, IsTerminal: func() bool { return false }}}
+	a.log = slog.New(newLogHandler(logs, &a.logLevel))
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	addrsc := make(chan serve.Addrs, 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- runServe(ctx, a, nil, serveFlags{config: cfgFile}, func(ad serve.Addrs) { addrsc <- ad })
+	}()
+	var ad serve.Addrs
+	select {
+	case ad = <-addrsc:
+	case err := <-done:
+		t.Fatalf("serve: %v", err)
+	}
+
+	base := time.Now().Add(-10*time.Minute).Unix() / 60 * 60
+	var lines strings.Builder
+	for i := range 6 {
+		fmt.Fprintf(&lines, "servers.web1.cpu %d %d\n", i+1, base+int64(10*i))
+	}
+	fmt.Fprintf(&lines, "servers.web1.cpu 7 %d\n", base+110) // after a gap over the heartbeat
+	sendTo(t, "tcp", ad.GraphiteTCP, []byte(lines.String()))
+
+	pk := []byte(fmt.Sprintf("(l(S'pickle.metric'\n(I%d\nF1.5\ntta.", base))
+	sendTo(t, "tcp", ad.Pickle, append(binary.BigEndian.AppendUint32(nil, uint32(len(pk))), pk...))
+	sendTo(t, "udp", ad.StatsDUDP, []byte("hits:5|c\n"))
+
+	httpPost(t, "http://"+ad.HTTP+"/write?precision=s", nil, []byte(fmt.Sprintf("cpu,host=a usage=0.5 %d\n", base)))
+	rw := snappy.Encode(nil, remotewrite.AppendWriteRequest(nil, []remotewrite.Series{{
+		Labels: []ingest.Tag{{Key: "__name__", Value: "up"}, {Key: "job", Value: "api"}}, Samples: []remotewrite.Sample{{Value: 1, Time: base * 1000}}}}))
+	httpPost(t, "http://"+ad.HTTP+"/api/v1/write", map[string]string{"Content-Encoding": "snappy"}, rw)
+
+	// Wait until the socket receivers have read everything, as /metrics says.
+	want := map[string]int{"graphite_tcp": 7, "pickle": 1, "statsd_udp": 1}
+	deadline := time.Now().Add(20 * time.Second)
+	for !receivedAll(t, ad.HTTP, want) {
+		if time.Now().After(deadline) {
+			t.Fatalf("points not received; logs:\n%s", logs.String())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+
+	// SIGHUP reloads the [[ds]] sections.
+	if err := syscall.Kill(os.Getpid(), syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	for !strings.Contains(logs.String(), "rules reloaded") {
+		if time.Now().After(deadline) {
+			t.Fatalf("SIGHUP: rules not reloaded; logs:\n%s", logs.String())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	cancel() // SIGTERM
+	if err := <-done; err != nil {
+		t.Fatalf("serve: %v\n%s", err, logs.String())
+	}
+
+	pool := pgtest.PoolFor(t, db)
+	var raw int
+	if err := pool.QueryRow(context.Background(), "select count(*) from metrics_raw").Scan(&raw); err != nil {
+		t.Fatal(err)
+	}
+	// 7 graphite, 1 pickle, 1 influx, 1 remote write, 2 statsd (count, rate).
+	if raw != 12 {
+		t.Errorf("%d raw points stored, want 12", raw)
+	}
+
+	// Restart the storage: what was accepted before the stop is readable.
+	cfg, err := serve.LoadConfig(cfgFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rules, _ := cfg.Rules()
+	scfg, err := storeConfig(context.Background(), pool, cfg, rules)
+	if err != nil {
+		t.Fatal(err)
+	}
+	store, err := tsstore.Open(context.Background(), pool, scfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close(context.Background())
+	got, err := store.Fetch(context.Background(), []string{"servers.web1.cpu"}, base, base+110, 1000)
+	if err != nil || len(got) != 1 {
+		t.Fatalf("fetch: %v %+v", err, got)
+	}
+	// Each value covers the 10 s before it; the first point only starts
+	// the clock; the 60 s gap before the last point is over the 20 s
+	// heartbeat, so its six slots are unknown.
+	golden := map[int64]float64{base + 10: 2, base + 20: 3, base + 30: 4, base + 40: 5, base + 50: 6}
+	s := got[0]
+	seen := 0
+	for i, v := range s.Values {
+		ts := s.Start + int64(i)*s.Step
+		if ts <= base || ts > base+110 {
+			continue
+		}
+		seen++
+		w, known := golden[ts]
+		if known && v != w || !known && !math.IsNaN(v) {
+			t.Errorf("slot %d (base+%d): %v, want %v", ts, ts-base, v, w)
+		}
+	}
+	if s.Step != 10 || seen != 11 {
+		t.Errorf("step %d, %d slots in range: %+v", s.Step, seen, s)
+	}
+}
+
+// serveLogs is a log destination safe for concurrent writes.
+type serveLogs struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *serveLogs) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *serveLogs) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+func sendTo(t *testing.T, network, addr string, data []byte) {
+	t.Helper()
+	c, err := net.Dial(network, addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.Write(data); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func httpPost(t *testing.T, url string, header map[string]string, body []byte) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusNoContent {
+		b, _ := io.ReadAll(resp.Body)
+		t.Fatalf("POST %s: %d %s", url, resp.StatusCode, b)
+	}
+}
+
+var receivedRE = regexp.MustCompile(`(?m)^pgts_serve_points_received_total\{protocol="(\w+)"\} (\d+)$`)
+
+func receivedAll(t *testing.T, addr string, want map[string]int) bool {
+	t.Helper()
+	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	resp, err := client.Get("http://" + addr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	got := map[string]int{}
+	for _, m := range receivedRE.FindAllStringSubmatch(string(b), -1) {
+		got[m[1]], _ = strconv.Atoi(m[2])
+	}
+	for p, n := range want {
+		if got[p] < n {
+			return false
+		}
+	}
+	return true
+}

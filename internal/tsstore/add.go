@@ -1,0 +1,198 @@
+package tsstore
+
+import (
+	"context"
+	"errors"
+
+	"github.com/pgts/pgts/internal/ingest"
+	"github.com/pgts/pgts/internal/rra"
+)
+
+// Add accepts points, blocking while the cache is over its budget until a
+// flush frees memory or ctx ends (backpressure: a TCP receiver calling Add
+// stops reading its socket). It copies what it keeps, so the caller may
+// reuse pts and their Tags when it returns.
+//
+// Points refused one by one (matching no rule without raw storage, out of
+// order or duplicate for consolidation, beyond MaxSeries) are counted in
+// Stats, not returned as errors. An error means the points from some
+// index on were not taken: ctx's error, ErrClosed, or ErrFull when no flush
+// can free memory (the series alone fill the budget).
+func (s *Store) Add(ctx context.Context, pts []ingest.Point) error {
+	for len(pts) > 0 {
+		n, err := s.add(pts, true)
+		pts = pts[n:]
+		if err == nil {
+			return nil
+		}
+		if errors.Is(err, ErrFull) {
+			s.counters.full.Add(int64(len(pts)))
+		}
+		if !errors.Is(err, errWait) {
+			return err
+		}
+		if err := s.waitForRoom(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// TryAdd is Add without blocking: it takes points from the front of pts
+// until one does not fit in the budget, and returns how many it took with
+// ErrFull (the caller, a UDP receiver say, drops and counts the rest).
+// Points refused one by one are taken and counted as Add does.
+func (s *Store) TryAdd(pts []ingest.Point) (accepted int, err error) {
+	n, err := s.add(pts, false)
+	if errors.Is(err, errWait) {
+		err = ErrFull
+	}
+	if errors.Is(err, ErrFull) {
+		s.counters.full.Add(int64(len(pts) - n))
+	}
+	return n, err
+}
+
+// errWait: add stopped at a point that does not fit, and a flush may make
+// room.
+var errWait = errors.New("wait for a flush")
+
+// waitForRoom waits for the end of the next flush, asking for one.
+func (s *Store) waitForRoom(ctx context.Context) error {
+	ch := s.freedChan()
+	s.kickFlush()
+	select {
+	case <-ch:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// add takes points from pts until one does not fit; it returns how many
+// it took. With wait, a point that does not fit returns errWait when a
+// flush could free memory, ErrFull when none could.
+func (s *Store) add(pts []ingest.Point, wait bool) (int, error) {
+	s.closeMu.RLock()
+	defer s.closeMu.RUnlock()
+	if s.closed {
+		return 0, ErrClosed
+	}
+	rules := *s.rules.Load()
+	kick := s.mem.max / 10 * 8
+	for i := range pts {
+		p := &pts[i]
+		if err := s.addPoint(p, rules); err != nil {
+			if s.mem.used.Load() > kick {
+				s.kickFlush()
+			}
+			if s.counters.buffered.Load() == 0 && s.counters.unflushed.Load() == 0 {
+				// Nothing to flush: waiting would not help.
+				return i, ErrFull
+			}
+			return i, errWait
+		}
+	}
+	if s.mem.used.Load() > kick {
+		s.kickFlush()
+	}
+	return len(pts), nil
+}
+
+// errNoRoom: the point does not fit in the budget.
+var errNoRoom = errors.New("no room")
+
+// addPoint adds one point; it returns errNoRoom, having changed nothing,
+// when the point does not fit in the budget.
+func (s *Store) addPoint(p *ingest.Point, rules []rra.Rule) error {
+	if !ingest.InRange(p.Time) {
+		s.counters.invalid.Add(1)
+		return nil
+	}
+	key := seriesKey(p.Name, p.Tags)
+	sh := s.shardOf(key)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	x := sh.m[key]
+	isNew := x == nil
+	if isNew {
+		var si *schemaInfo
+		if r, ok := rra.Match(rules, p.Name); ok {
+			sch, _ := r.Schema() // checked by checkRules
+			si = s.schemaFor(r.Pattern.String(), sch)
+		} else if s.raw == nil {
+			s.counters.unmatched.Add(1)
+			return nil
+		}
+		if s.cfg.MaxSeries > 0 && s.nSeries.Load() >= int64(s.cfg.MaxSeries) {
+			s.counters.overLimit.Add(1)
+			return nil
+		}
+		x = &series{key: key, sch: si}
+		if len(p.Tags) > 0 {
+			x.tags = append([]ingest.Tag(nil), p.Tags...)
+		}
+	}
+	// Reserve the worst case: a new series, a grown raw buffer, two
+	// updates per archive (a run of unknown slots, then the point's).
+	need := int64(0)
+	if isNew {
+		need += x.baseBytes()
+	}
+	if s.raw != nil && len(x.raw) == cap(x.raw) {
+		need += int64(growth(cap(x.raw))) * rawBytes
+	}
+	if x.sch != nil {
+		need += 2 * updateBytes * int64(x.sch.schema.NumArchives())
+	}
+	if !s.mem.reserve(need) {
+		return errNoRoom
+	}
+	if isNew {
+		if x.sch != nil {
+			x.ds = rra.NewDS(x.sch.schema)
+		}
+		sh.m[key] = x
+		sh.fresh = append(sh.fresh, x)
+		s.nSeries.Add(1)
+		need -= x.baseBytes()
+	}
+	s.counters.added.Add(1)
+	if s.raw != nil {
+		if len(x.raw) == cap(x.raw) {
+			r := make([]rawPoint, len(x.raw), len(x.raw)+growth(cap(x.raw)))
+			copy(r, x.raw)
+			x.raw = r
+		}
+		x.raw = append(x.raw, rawPoint{p.Time, p.Value})
+		s.counters.buffered.Add(1)
+	}
+	if x.ds != nil {
+		switch err := x.ds.AddPoint(p.Time, p.Value); {
+		case err == nil:
+			x.stateDirty = true
+		case errors.Is(err, rra.ErrOutOfOrder):
+			s.counters.outOfOrder.Add(1)
+		case errors.Is(err, rra.ErrDuplicate):
+			s.counters.duplicate.Add(1)
+		default:
+			s.counters.invalid.Add(1)
+		}
+	}
+	if !x.dirty && (x.stateDirty || len(x.raw) > 0) {
+		x.dirty = true
+		sh.dirty = append(sh.dirty, x)
+		s.counters.unflushed.Add(1)
+	}
+	b := x.bufBytes()
+	s.mem.add(b - x.bytes - need)
+	x.bytes = b
+	return nil
+}
+
+// growth is how many raw points a full buffer of capacity c grows by:
+// doubling, from 4, by at most 512 points (8 KiB) at a time, so that one
+// point never reserves much.
+func growth(c int) int {
+	return min(max(c, 4), 512)
+}

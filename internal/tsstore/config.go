@@ -1,0 +1,147 @@
+package tsstore
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/pgts/pgts/internal/partition"
+	"github.com/pgts/pgts/internal/pg"
+	"github.com/pgts/pgts/internal/rra"
+)
+
+// Config tunes a Store. Build one with DefaultConfig and change what you
+// need; Open validates it.
+type Config struct {
+	// Rules give series their round-robin archives: the first rule whose
+	// pattern matches a series name wins. A series matching no rule is kept
+	// raw only when Raw is set, and otherwise counted as unmatched and
+	// dropped.
+	Rules []rra.Rule
+	// Raw keeps every accepted point in a series table as well; nil keeps
+	// no raw points.
+	Raw *RawConfig
+	// MaxMemory is the budget, in bytes, of the in-memory registry of
+	// series (their consolidation state) and of the write-back cache
+	// (buffered raw points and closed slots). Add blocks and TryAdd
+	// refuses while accepting a point could exceed it.
+	MaxMemory int64
+	// FlushInterval is the time between two flushes of the write-back
+	// cache; a flush also starts as soon as the cache uses 80% of
+	// MaxMemory.
+	FlushInterval time.Duration
+	// FlushWorkers is the number of connections a flush writes on at once.
+	FlushWorkers int
+	// MaxSeries limits the number of series (0: no limit); points of new
+	// series beyond it are refused and counted.
+	MaxSeries int
+	// Now is the clock: archive selection in Fetch and the raw table's
+	// accepted time window depend on it.
+	Now func() time.Time
+	// Logger receives flush failures (warnings) and the duration of each
+	// flush's phases (debug); nil discards them.
+	Logger *slog.Logger
+	// Registerer receives the store's metrics; nil registers none.
+	Registerer prometheus.Registerer
+}
+
+// RawConfig says where raw points go: a pgts series table with the columns
+// time timestamptz, series_id bigint and value float8, created when missing.
+type RawConfig struct {
+	// Table is the series table's name, optionally schema-qualified.
+	Table string
+	// Interval is the partition interval of a table created by Open.
+	Interval partition.Interval
+	// Retention of a table created by Open; nil keeps everything.
+	Retention *partition.Interval
+	// Step is the resolution at which Fetch returns the raw points of a
+	// series that has no archives (those matching no rule); 0 means
+	// DefaultRawStep. Series with archives use their rule's step.
+	Step time.Duration
+}
+
+// DefaultRawStep is the resolution Fetch gives the raw points of series
+// without archives when RawConfig.Step is 0.
+const DefaultRawStep = 10 * time.Second
+
+// DefaultConfig returns a config with no rules, no raw points, a 512 MiB
+// budget, a flush every 10 s on 2 connections, no cardinality limit, the
+// system clock and no logger or metrics.
+func DefaultConfig() Config {
+	return Config{
+		MaxMemory:     512 << 20,
+		FlushInterval: 10 * time.Second,
+		FlushWorkers:  2,
+		Now:           time.Now,
+	}
+}
+
+// minMemory is the smallest budget accepted: below it a handful of series
+// would fill the cache.
+const minMemory = 64 << 10
+
+// Validate reports what is wrong with c, or nil.
+func (c *Config) Validate() error {
+	var errs []error
+	if c.MaxMemory < minMemory {
+		errs = append(errs, fmt.Errorf("max memory %d bytes is below the minimum of %d", c.MaxMemory, minMemory))
+	}
+	if c.FlushInterval <= 0 {
+		errs = append(errs, fmt.Errorf("flush interval %v is not positive", c.FlushInterval))
+	}
+	if c.FlushWorkers < 1 {
+		errs = append(errs, fmt.Errorf("flush workers %d: at least 1 is needed", c.FlushWorkers))
+	}
+	if c.MaxSeries < 0 {
+		errs = append(errs, fmt.Errorf("max series %d is negative", c.MaxSeries))
+	}
+	if c.Now == nil {
+		errs = append(errs, errors.New("no clock (Now is nil)"))
+	}
+	if err := checkRules(c.Rules); err != nil {
+		errs = append(errs, err)
+	}
+	if r := c.Raw; r != nil {
+		if _, name, err := pg.SplitQualified(r.Table); err != nil {
+			errs = append(errs, fmt.Errorf("raw table: %w", err))
+		} else if err := pg.CheckIdent("raw table", name); err != nil {
+			errs = append(errs, err)
+		}
+		if err := r.Interval.Validate(); err != nil {
+			errs = append(errs, fmt.Errorf("raw table interval: %w", err))
+		}
+		if r.Retention != nil {
+			if err := r.Retention.Validate(); err != nil {
+				errs = append(errs, fmt.Errorf("raw table retention: %w", err))
+			}
+		}
+		if r.Step < 0 || r.Step%time.Second != 0 {
+			errs = append(errs, fmt.Errorf("raw step %v is not a whole number of seconds", r.Step))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// checkRules makes sure every rule has a pattern and a valid schema.
+func checkRules(rules []rra.Rule) error {
+	for i := range rules {
+		r := &rules[i]
+		if r.Pattern == nil {
+			return fmt.Errorf("rule %d has no pattern", i+1)
+		}
+		if _, err := r.Schema(); err != nil {
+			return fmt.Errorf("rule %d (%q): %w", i+1, r.Pattern, err)
+		}
+	}
+	return nil
+}
+
+func (r *RawConfig) step() time.Duration {
+	if r.Step > 0 {
+		return r.Step
+	}
+	return DefaultRawStep
+}

@@ -1,0 +1,275 @@
+package tsstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/pgts/pgts/internal/copyload"
+	"github.com/pgts/pgts/internal/rra"
+)
+
+// flushItem is what one flush takes of one series: prefixes of its
+// buffers (the series may grow them meanwhile) and its state.
+type flushItem struct {
+	x      *series
+	held   []rra.Update
+	raw    []rawPoint
+	state  []byte // nil: unchanged since last written
+	worker int
+}
+
+// slotChunk bounds the slot rows of one statement.
+const slotChunk = 100_000
+
+// Flush writes everything buffered: it registers new series, then writes
+// raw points (through the loader's COPY path), closed archive slots and
+// consolidation state. Data a failed flush could not write stays buffered
+// for the next flush. Flushes are serialised.
+func (s *Store) Flush(ctx context.Context) error {
+	s.flushMu.Lock()
+	defer s.flushMu.Unlock()
+	defer s.wakeWaiters()
+	start := time.Now()
+	errReg := s.register(ctx)
+	tReg := time.Since(start)
+	items := s.gather()
+	tGather := time.Since(start)
+	rawOK, errRaw := true, error(nil)
+	if s.raw != nil {
+		errRaw = s.writeRaw(ctx, items)
+		rawOK = errRaw == nil
+	}
+	tRaw := time.Since(start)
+	rraOK, errRRA := s.writeArchives(ctx, items)
+	tRRA := time.Since(start)
+	s.settle(items, rawOK, rraOK)
+	elapsed := time.Since(start)
+	s.log.Debug("flushed the metrics cache", "series", len(items), "register", tReg, "gather", tGather-tReg,
+		"raw", tRaw-tGather, "archives", tRRA-tRaw, "settle", elapsed-tRRA)
+	s.lastFlushNS.Store(int64(elapsed))
+	s.metrics.observeFlush(elapsed)
+	err := errors.Join(errReg, errRaw, errRRA)
+	if err != nil {
+		s.counters.flushFails.Add(1)
+		return fmt.Errorf("flushing the metrics cache: %w", err)
+	}
+	s.counters.flushes.Add(1)
+	return nil
+}
+
+// gather takes what every dirty, registered series has to write.
+func (s *Store) gather() []flushItem {
+	var items []flushItem
+	workers := int64(s.cfg.FlushWorkers)
+	for i := range s.shard {
+		sh := &s.shard[i]
+		sh.mu.Lock()
+		var keep []*series
+		for _, x := range sh.dirty {
+			if x.id == 0 {
+				keep = append(keep, x)
+				continue
+			}
+			x.dirty = false
+			s.counters.unflushed.Add(-1)
+			it := flushItem{x: x, worker: int(x.seg() % workers)}
+			if x.ds != nil {
+				x.held = x.ds.ClosedSlots(x.held)
+				if x.stateDirty {
+					st, err := x.ds.MarshalBinary()
+					if err == nil {
+						it.state = st
+						x.stateDirty = false
+					}
+				}
+				b := x.bufBytes()
+				s.mem.add(b - x.bytes)
+				x.bytes = b
+			}
+			it.held, it.raw = x.held, x.raw
+			items = append(items, it)
+		}
+		sh.dirty = keep
+		sh.mu.Unlock()
+	}
+	return items
+}
+
+// settle removes what was written from the buffers, and puts back in the
+// dirty lists the series with something left to write.
+func (s *Store) settle(items []flushItem, rawOK bool, rraOK []bool) {
+	for _, it := range items {
+		x := it.x
+		sh := s.shardOf(x.key)
+		sh.mu.Lock()
+		if rraOK[it.worker] {
+			x.held = dropFront(x.held, len(it.held))
+		} else if it.state != nil {
+			x.stateDirty = true
+		}
+		if rawOK {
+			x.raw = dropFront(x.raw, len(it.raw))
+			s.counters.buffered.Add(-int64(len(it.raw)))
+		}
+		if !x.dirty && (x.stateDirty || len(x.raw) > 0 || len(x.held) > 0) {
+			x.dirty = true
+			sh.dirty = append(sh.dirty, x)
+			s.counters.unflushed.Add(1)
+		}
+		b := x.bufBytes()
+		s.mem.add(b - x.bytes)
+		x.bytes = b
+		sh.mu.Unlock()
+	}
+}
+
+// dropFront returns s without its first n elements, in a new array (or
+// nil) so that the written ones are freed.
+func dropFront[T any](s []T, n int) []T {
+	if n >= len(s) {
+		return nil
+	}
+	r := make([]T, len(s)-n)
+	copy(r, s[n:])
+	return r
+}
+
+// writeRaw writes the raw points of items through the loader.
+func (s *Store) writeRaw(ctx context.Context, items []flushItem) error {
+	src := &rawRows{}
+	for _, it := range items {
+		for _, p := range it.raw {
+			src.ids = append(src.ids, it.x.id)
+			src.ts = append(src.ts, p.t)
+			src.vs = append(src.vs, p.v)
+		}
+	}
+	if len(src.ids) == 0 {
+		return nil
+	}
+	cfg := copyload.DefaultConfig()
+	cfg.Workers = s.cfg.FlushWorkers
+	cfg.MaxRejects = -1
+	cfg.Now = s.cfg.Now
+	cfg.Logger = s.log
+	ld, err := copyload.New(s.pool, s.mgr, s.raw, cfg)
+	if err != nil {
+		return fmt.Errorf("writing raw points: %w", err)
+	}
+	sum, err := ld.Run(ctx, &copyload.GenSource{Name: "metrics cache", Gen: src})
+	s.counters.rawStored.Add(sum.Loaded)
+	s.counters.rawRefused.Add(sum.Rejected)
+	if err != nil {
+		return fmt.Errorf("writing %d raw points: %w", len(src.ids), err)
+	}
+	return nil
+}
+
+// slotRows are the columns of the slot updates of one statement.
+type slotRows struct {
+	bundle []int32
+	seg    []int64
+	slot   []int32
+	pos    []int32
+	time   []int64 // seconds
+	val    []float64
+}
+
+func (r *slotRows) len() int { return len(r.bundle) }
+
+// stateRows are the columns of the state updates of one statement.
+type stateRows struct {
+	seg   []int64
+	pos   []int32
+	state [][]byte
+}
+
+// writeArchives writes closed slots and states, each worker its share of
+// the segments in one transaction. It reports which workers succeeded.
+func (s *Store) writeArchives(ctx context.Context, items []flushItem) ([]bool, error) {
+	n := s.cfg.FlushWorkers
+	ok := make([]bool, n)
+	errs := make([]error, n)
+	var g errgroup.Group
+	for w := range n {
+		g.Go(func() error {
+			slots, err := s.writeShare(ctx, items, w)
+			if err != nil {
+				errs[w] = err
+				return nil
+			}
+			ok[w] = true
+			s.counters.slots.Add(slots)
+			return nil
+		})
+	}
+	_ = g.Wait() // errors are per worker
+	return ok, errors.Join(errs...)
+}
+
+// writeShare writes worker w's share of items in one transaction and
+// returns the number of slots written.
+func (s *Store) writeShare(ctx context.Context, items []flushItem, w int) (int64, error) {
+	var rows []slotRows
+	cur := &slotRows{}
+	var st stateRows
+	for _, it := range items {
+		if it.worker != w {
+			continue
+		}
+		x := it.x
+		seg, pos := x.seg(), x.pos()
+		if it.state != nil {
+			st.seg, st.pos, st.state = append(st.seg, seg), append(st.pos, pos), append(st.state, it.state)
+		}
+		if len(it.held) == 0 {
+			continue
+		}
+		sch := x.sch
+		for _, u := range it.held {
+			b := sch.bundles[u.Archive]
+			for idx, t := range sch.schema.Slots(u) {
+				cur.bundle = append(cur.bundle, b)
+				cur.seg = append(cur.seg, seg)
+				cur.slot = append(cur.slot, int32(idx))
+				cur.pos = append(cur.pos, pos)
+				cur.time = append(cur.time, t/1e6)
+				cur.val = append(cur.val, u.Value)
+			}
+		}
+		if cur.len() >= slotChunk {
+			rows = append(rows, *cur)
+			cur = &slotRows{}
+		}
+	}
+	if cur.len() > 0 {
+		rows = append(rows, *cur)
+	}
+	if len(rows) == 0 && len(st.seg) == 0 {
+		return 0, nil
+	}
+	var total int64
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		for _, r := range rows {
+			if _, err := tx.Exec(ctx, sqlWriteSlots, r.bundle, r.seg, r.slot, r.pos, r.time, r.val); err != nil {
+				return fmt.Errorf("writing %d archive slots: %w", r.len(), err)
+			}
+			total += int64(r.len())
+		}
+		if len(st.seg) > 0 {
+			if _, err := tx.Exec(ctx, sqlWriteStates, st.seg, st.pos, st.state); err != nil {
+				return fmt.Errorf("writing the state of %d series: %w", len(st.seg), err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	return total, nil
+}

@@ -1,0 +1,136 @@
+package tsstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/pgts/pgts/internal/copyload"
+	"github.com/pgts/pgts/internal/partition"
+	"github.com/pgts/pgts/internal/pg"
+)
+
+// The SQL views users query (created by the pgts catalog migration and by
+// Open):
+//
+//	pgts.rra_points(name, tags, key, archive, time, value)
+//	    every archive value within its archive's span; time is the end of
+//	    the slot, archive its spec ("wmean:10s:6h:0.5").
+//	pgts.raw_points(name, tags, key, time, value)
+//	    the raw points, when the store keeps them (created by Open over the
+//	    configured raw table).
+//
+// Example: the last hour of one series at its finest archive:
+//
+//	SELECT time, value FROM pgts.rra_points
+//	WHERE name = 'servers.web1.cpu' AND archive LIKE 'wmean:10s:%'
+//	  AND time > now() - interval '1 hour' ORDER BY time;
+
+// sqlInsertBundles registers archive shapes: $1 cf, $2 step_s, $3 size.
+const sqlInsertBundles = `INSERT INTO pgts.rra_bundle (cf, step_s, size)
+SELECT * FROM unnest($1::text[], $2::int4[], $3::int4[])
+ON CONFLICT DO NOTHING`
+
+// sqlInsertSeries registers a batch of series in one statement and returns
+// the ids of those that were new. rras and bundles are space-separated
+// lists, NULL for raw-only series.
+const sqlInsertSeries = `INSERT INTO pgts.metric (key, name, tags, rule, step_s, heartbeat_s, rras, bundles)
+SELECT k, n, t::jsonb, r, st, hb, string_to_array(a, ' '), string_to_array(b, ' ')::int4[]
+FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::int4[], $6::int4[], $7::text[], $8::text[])
+	AS x(k, n, t, r, st, hb, a, b)
+ON CONFLICT (key) DO NOTHING
+RETURNING id, key`
+
+// sqlWriteSlots writes closed slots: one row per (series, slot) in the
+// arguments, grouped into one array update per (bundle, segment, slot)
+// row; rows missing are inserted. Within a row a later slot time wins.
+// $1 bundle, $2 seg, $3 slot, $4 pos, $5 time (s), $6 value.
+const sqlWriteSlots = `WITH u AS (
+	SELECT b, g, sl, array_agg(p ORDER BY p, t) AS i, array_agg(v ORDER BY p, t) AS v, array_agg(t ORDER BY p, t) AS t
+	FROM unnest($1::int4[], $2::int8[], $3::int4[], $4::int4[], $5::int8[], $6::float8[]) AS x(b, g, sl, p, t, v)
+	GROUP BY b, g, sl
+), upd AS (
+	UPDATE pgts.rra_data d SET vals = pgts.array_put(d.vals, u.i, u.v), times = pgts.array_put(d.times, u.i, u.t)
+	FROM u WHERE d.bundle_id = u.b AND d.seg = u.g AND d.slot = u.sl
+	RETURNING d.bundle_id, d.seg, d.slot
+)
+INSERT INTO pgts.rra_data (bundle_id, seg, slot, vals, times)
+SELECT u.b, u.g, u.sl,
+	pgts.array_put(array_fill(NULL::float8, ARRAY[` + segmentWidthSQL + `]), u.i, u.v),
+	pgts.array_put(array_fill(NULL::int8, ARRAY[` + segmentWidthSQL + `]), u.i, u.t)
+FROM u WHERE NOT EXISTS (SELECT FROM upd WHERE upd.bundle_id = u.b AND upd.seg = u.g AND upd.slot = u.sl)`
+
+// sqlWriteStates saves consolidation states: $1 seg, $2 pos, $3 state.
+const sqlWriteStates = `WITH u AS (
+	SELECT g, array_agg(p ORDER BY p) AS i, array_agg(st ORDER BY p) AS st
+	FROM unnest($1::int8[], $2::int4[], $3::bytea[]) AS x(g, p, st)
+	GROUP BY g
+), upd AS (
+	UPDATE pgts.ds_state d SET states = pgts.array_put(d.states, u.i, u.st), updated_at = now()
+	FROM u WHERE d.seg = u.g
+	RETURNING d.seg
+)
+INSERT INTO pgts.ds_state (seg, states)
+SELECT u.g, pgts.array_put(array_fill(NULL::bytea, ARRAY[` + segmentWidthSQL + `]), u.i, u.st)
+FROM u WHERE u.g NOT IN (SELECT seg FROM upd)`
+
+// sqlReadSlots reads one series' values in one archive: $1 bundle, $2 seg,
+// $3 pos, slots in [$4, $5] or [$6, $7].
+const sqlReadSlots = `SELECT times[$3], vals[$3] FROM pgts.rra_data
+WHERE bundle_id = $1 AND seg = $2 AND (slot BETWEEN $4 AND $5 OR slot BETWEEN $6 AND $7)`
+
+// openRaw finds the raw table, creating it when missing, and (re)creates
+// the pgts.raw_points view over it.
+func (s *Store) openRaw(ctx context.Context) error {
+	rc := s.cfg.Raw
+	t, err := s.mgr.Table(ctx, rc.Table)
+	var nf *partition.TableNotFoundError
+	if errors.As(err, &nf) {
+		schema, name, _ := pg.SplitQualified(rc.Table)
+		t, err = s.mgr.Create(ctx, partition.CreateSpec{
+			Schema:       schema,
+			Name:         name,
+			Columns:      "time timestamptz NOT NULL, series_id bigint NOT NULL, value float8",
+			TimeColumn:   "time",
+			Interval:     rc.Interval,
+			Premake:      2,
+			Retention:    rc.Retention,
+			Index:        rawTimeIndex,
+			ExtraIndexes: []string{"series_id, time"},
+		})
+	}
+	if err != nil {
+		return fmt.Errorf("raw points table %q: %w", rc.Table, err)
+	}
+	target, err := copyload.LookupTarget(ctx, s.pool, s.mgr, rc.Table)
+	if err != nil {
+		return fmt.Errorf("raw points table %q: %w", rc.Table, err)
+	}
+	for _, c := range []string{"time", "series_id", "value"} {
+		if target.ColumnIndex(c) < 0 {
+			return fmt.Errorf("raw points table %s has no column %q", target, c)
+		}
+	}
+	view := `CREATE OR REPLACE VIEW pgts.raw_points AS
+SELECT m.name, m.tags, m.key, r.time, r.value
+FROM ` + t.Qualified() + ` r JOIN pgts.metric m ON m.id = r.series_id`
+	if _, err := s.pool.Exec(ctx, view); err != nil {
+		return fmt.Errorf("creating the view pgts.raw_points: %w", err)
+	}
+	s.raw, s.rawTbl = target, t
+	return nil
+}
+
+// rawTimeIndex is the time index of a raw table Open creates: BRIN, since
+// raw points arrive in time order; lookups by series use the (series_id,
+// time) btree.
+const rawTimeIndex = partition.IndexBRIN
+
+// approxDuration is an interval as a duration, a month counting 30 days.
+func approxDuration(iv partition.Interval) time.Duration {
+	return time.Duration(iv.Months)*30*24*time.Hour + time.Duration(iv.Days)*24*time.Hour + time.Duration(iv.Micros)*time.Microsecond
+}
+
+// segmentWidthSQL is SegmentWidth in SQL text (a test checks they agree).
+const segmentWidthSQL = "200"

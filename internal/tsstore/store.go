@@ -1,0 +1,324 @@
+package tsstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"io"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/pgts/pgts/internal/catalog"
+	"github.com/pgts/pgts/internal/copyload"
+	"github.com/pgts/pgts/internal/partition"
+	"github.com/pgts/pgts/internal/rra"
+)
+
+var (
+	// ErrFull: accepting the point could exceed Config.MaxMemory. TryAdd
+	// returns it at once; Add returns it only when no flush can free
+	// memory (the series alone fill the budget).
+	ErrFull = errors.New("write-back cache full")
+	// ErrClosed: the Store is closed.
+	ErrClosed = errors.New("store closed")
+)
+
+// shards spread the series over independently locked maps so that
+// concurrent Adds rarely wait for each other.
+const shards = 64
+
+// Store keeps the series of the metrics daemon: it consolidates points into
+// round-robin archives in memory, buffers closed slots and raw points in a
+// write-back cache, and flushes them to PostgreSQL in batches. It is safe
+// for concurrent use. Open starts one background goroutine (the periodic
+// flush), which Close stops.
+type Store struct {
+	pool   *pgxpool.Pool
+	cfg    Config
+	log    *slog.Logger
+	mgr    *partition.Manager
+	raw    *copyload.Target // nil: no raw points
+	rawTbl *partition.Table
+
+	rules atomic.Pointer[[]rra.Rule]
+	seed  maphash.Seed
+	shard [shards]shard
+
+	regMu    sync.Mutex             // guards schemas and bundles
+	schemas  map[string]*schemaInfo // by identity text
+	bundles  map[bundleKey]int32
+	nSeries  atomic.Int64
+	mem      memory
+	counters counters
+	metrics  *metrics
+
+	// closeMu: Add holds it shared while it changes the cache, Close
+	// exclusively to stop new Adds before the final flush.
+	closeMu sync.RWMutex
+	closed  bool
+
+	flushMu     sync.Mutex // one flush at a time
+	kick        chan struct{}
+	freedMu     sync.Mutex
+	freed       chan struct{} // closed and replaced after every flush
+	stop        context.CancelFunc
+	done        chan struct{}
+	lastMaint   time.Time
+	lastFlushNS atomic.Int64
+}
+
+type shard struct {
+	mu    sync.Mutex
+	m     map[string]*series
+	dirty []*series // series with something to write
+	fresh []*series // series not yet registered in the database
+}
+
+// Open migrates the pgts catalog, creates the raw table if configured and
+// missing, loads the series registry and the saved consolidation state, and
+// starts the periodic flush. The pool must allow FlushWorkers+1
+// connections.
+func Open(ctx context.Context, pool *pgxpool.Pool, cfg Config) (*Store, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("tsstore config: %w", err)
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	s := &Store{
+		pool:    pool,
+		cfg:     cfg,
+		log:     log,
+		seed:    maphash.MakeSeed(),
+		schemas: map[string]*schemaInfo{},
+		bundles: map[bundleKey]int32{},
+		kick:    make(chan struct{}, 1),
+		freed:   make(chan struct{}),
+	}
+	rules := append([]rra.Rule(nil), cfg.Rules...)
+	s.rules.Store(&rules)
+	s.mem.max = cfg.MaxMemory
+	for i := range s.shard {
+		s.shard[i].m = map[string]*series{}
+	}
+	if err := catalog.Migrate(ctx, pool); err != nil {
+		return nil, err
+	}
+	s.mgr = partition.NewManager(pool, log, cfg.Now)
+	if cfg.Raw != nil {
+		if err := s.openRaw(ctx); err != nil {
+			return nil, err
+		}
+	}
+	if err := s.load(ctx); err != nil {
+		return nil, err
+	}
+	m, err := newMetrics(s, cfg.Registerer)
+	if err != nil {
+		return nil, err
+	}
+	s.metrics = m
+	loopCtx, stop := context.WithCancel(context.Background())
+	s.stop = stop
+	s.done = make(chan struct{})
+	s.lastMaint = cfg.Now()
+	go s.loop(loopCtx)
+	return s, nil
+}
+
+// SetRules replaces the rules for series seen from now on; series already
+// known keep the archives they were given. It is the SIGHUP reload.
+func (s *Store) SetRules(rules []rra.Rule) error {
+	if err := checkRules(rules); err != nil {
+		return fmt.Errorf("tsstore rules: %w", err)
+	}
+	r := append([]rra.Rule(nil), rules...)
+	s.rules.Store(&r)
+	return nil
+}
+
+// loop flushes every FlushInterval, and sooner when kicked (the cache
+// passed 80% of its budget). A failed flush keeps the data and is retried
+// at the next tick.
+func (s *Store) loop(ctx context.Context) {
+	defer close(s.done)
+	t := time.NewTicker(s.cfg.FlushInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		case <-s.kick:
+		}
+		// A flush under way finishes even when Close stops the loop: cut
+		// short, it could leave raw points half written.
+		fctx := context.WithoutCancel(ctx)
+		if err := s.Flush(fctx); err != nil {
+			s.log.Warn("flushing the metrics cache", "err", err)
+		}
+		s.maintain(fctx)
+	}
+}
+
+// maintain premakes the raw table's partitions and applies its retention,
+// hourly.
+func (s *Store) maintain(ctx context.Context) {
+	if s.rawTbl == nil || s.cfg.Now().Sub(s.lastMaint) < time.Hour {
+		return
+	}
+	s.lastMaint = s.cfg.Now()
+	for _, r := range s.mgr.Maintain(ctx, []*partition.Table{s.rawTbl}) {
+		if r.Err != nil {
+			s.log.Warn("maintaining the raw points table", "table", r.Table, "err", r.Err)
+		}
+	}
+}
+
+// Close stops accepting points, stops the periodic flush and flushes
+// everything buffered: when it returns nil, every accepted point is in
+// PostgreSQL. Close does not close the pool.
+func (s *Store) Close(ctx context.Context) error {
+	s.closeMu.Lock()
+	if s.closed {
+		s.closeMu.Unlock()
+		return ErrClosed
+	}
+	s.closed = true
+	s.closeMu.Unlock()
+	s.stop()
+	<-s.done
+	s.wakeWaiters()
+	err := s.Flush(ctx)
+	s.metrics.unregister()
+	if err != nil {
+		return fmt.Errorf("final flush: %w", err)
+	}
+	return nil
+}
+
+// kickFlush asks the loop for an early flush without waiting.
+func (s *Store) kickFlush() {
+	select {
+	case s.kick <- struct{}{}:
+	default:
+	}
+}
+
+// freedChan returns the channel closed at the end of the next flush.
+func (s *Store) freedChan() <-chan struct{} {
+	s.freedMu.Lock()
+	defer s.freedMu.Unlock()
+	return s.freed
+}
+
+func (s *Store) wakeWaiters() {
+	s.freedMu.Lock()
+	close(s.freed)
+	s.freed = make(chan struct{})
+	s.freedMu.Unlock()
+}
+
+func (s *Store) shardOf(key string) *shard {
+	return &s.shard[maphash.String(s.seed, key)%shards]
+}
+
+// Stats is a snapshot of the store's counters. Point counts are since Open.
+type Stats struct {
+	Series     int64 // series known (registered or about to be)
+	Unflushed  int64 // series with data not yet written
+	Bytes      int64 // bytes accounted against MaxMemory now
+	PeakBytes  int64 // the most ever accounted
+	MaxMemory  int64
+	Buffered   int64 // raw points in the cache
+	Added      int64 // points accepted
+	Unmatched  int64 // points of series matching no rule, without raw storage: dropped
+	OutOfOrder int64 // points older than their series' last update: not consolidated
+	Duplicate  int64 // points at the time of their series' previous point: not consolidated
+	Invalid    int64 // points with an infinite value or a time out of range: dropped
+	OverLimit  int64 // points of new series beyond MaxSeries: dropped
+	Full       int64 // points refused for lack of memory (ErrFull)
+	RawStored  int64 // raw points written
+	RawRefused int64 // raw points the raw table refused (outside its time window)
+	Slots      int64 // archive slots written
+	Flushes    int64 // flushes that wrote everything they took
+	FlushFails int64 // flushes that failed (their data is kept for the next)
+	LastFlush  time.Duration
+}
+
+type counters struct {
+	added, unmatched, outOfOrder, duplicate, invalid, overLimit, full atomic.Int64
+	rawStored, rawRefused, slots, flushes, flushFails, buffered       atomic.Int64
+	unflushed                                                         atomic.Int64
+}
+
+// Stats returns the current counters.
+func (s *Store) Stats() Stats {
+	c := &s.counters
+	return Stats{
+		Series:     s.nSeries.Load(),
+		Unflushed:  c.unflushed.Load(),
+		Bytes:      s.mem.used.Load(),
+		PeakBytes:  s.mem.peak.Load(),
+		MaxMemory:  s.mem.max,
+		Buffered:   c.buffered.Load(),
+		Added:      c.added.Load(),
+		Unmatched:  c.unmatched.Load(),
+		OutOfOrder: c.outOfOrder.Load(),
+		Duplicate:  c.duplicate.Load(),
+		Invalid:    c.invalid.Load(),
+		OverLimit:  c.overLimit.Load(),
+		Full:       c.full.Load(),
+		RawStored:  c.rawStored.Load(),
+		RawRefused: c.rawRefused.Load(),
+		Slots:      c.slots.Load(),
+		Flushes:    c.flushes.Load(),
+		FlushFails: c.flushFails.Load(),
+		LastFlush:  time.Duration(s.lastFlushNS.Load()),
+	}
+}
+
+// memory accounts bytes against the budget: reserve before growing the
+// cache, settle with the actual size afterwards.
+type memory struct {
+	max  int64
+	used atomic.Int64
+	peak atomic.Int64
+}
+
+// reserve takes n bytes if they fit in the budget.
+func (m *memory) reserve(n int64) bool {
+	for {
+		u := m.used.Load()
+		if u+n > m.max && n > 0 {
+			return false
+		}
+		if m.used.CompareAndSwap(u, u+n) {
+			m.notePeak(u + n)
+			return true
+		}
+	}
+}
+
+// add accounts n more (or, negative, fewer) bytes unconditionally.
+func (m *memory) add(n int64) {
+	if n == 0 {
+		return
+	}
+	m.notePeak(m.used.Add(n))
+}
+
+func (m *memory) notePeak(u int64) {
+	for {
+		p := m.peak.Load()
+		if u <= p || m.peak.CompareAndSwap(p, u) {
+			return
+		}
+	}
+}

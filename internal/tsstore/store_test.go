@@ -1,0 +1,349 @@
+package tsstore
+
+import (
+	"context"
+	"errors"
+	"math"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/pgts/pgts/internal/ingest"
+	"github.com/pgts/pgts/internal/rra"
+)
+
+// goldenPoints feed one series of testConfig's rule (step 10 s, heartbeat
+// 20 s): the package doc's weighted mean, a gap longer than the heartbeat,
+// an out-of-order and a duplicate point, and a half-unknown step.
+func goldenPoints(name string) []ingest.Point {
+	return []ingest.Point{
+		pt(name, 0, 5),                                      // starts the clock
+		pt(name, 2.5, 1), pt(name, 7.5, 3), pt(name, 10, 2), // 0.25*1 + 0.50*3 + 0.25*2 = 2.25
+		pt(name, 20, 4),
+		pt(name, 30, 6),
+		pt(name, 75, 1), // 45 s since 30 s > heartbeat: (30, 75] unknown
+		pt(name, 50, 9), // out of order
+		pt(name, 75, 7), // duplicate
+		pt(name, 80, 2), // (70, 80]: 5 s unknown, 5 s of 2
+		pt(name, 90, 3),
+	}
+}
+
+// The golden values of goldenPoints.
+var (
+	// 10s:1h, slots ending at 10 s ... 90 s.
+	golden10s = []float64{2.25, 4, 6, nan, nan, nan, nan, 2, 3}
+	// 30s:1d (wmean), slots ending at 30, 60 and 90 s:
+	// (2.25+4+6)/3; all unknown; (5*2 + 10*3)/15 with 15 of 30 s unknown (xff 0.5).
+	golden30s = []float64{12.25 / 3, nan, 40.0 / 15}
+	// max:30s:1d.
+	golden30sMax = []float64{6, nan, 3}
+)
+
+func TestGoldenArchives(t *testing.T) {
+	ctx := context.Background()
+	pool := newPool(t)
+	var c clock
+	s := open(t, pool, testConfig(t, &c))
+	mustAdd(t, s, goldenPoints("a.x")...)
+	mustAdd(t, s, pt("b.raw", 1, 1), pt("b.raw", 5, 3), pt("b.raw", 12, 5)) // no rule: raw only
+
+	check := func(when string) {
+		t.Helper()
+		checkSeries(t, fetch1(t, s, "a.x", base, base+90), base+10, 10, golden10s)
+		// Beyond the 1 h span of 10s:1h: the 30 s archive.
+		got := fetch1(t, s, "a.x", base+100-7200, base+90)
+		if got.Step != 30 || got.Start != base-7080 || len(got.Values) != 240 {
+			t.Fatalf("%s: 2 h range: start %d step %d, %d values", when, got.Start-base, got.Step, len(got.Values))
+		}
+		checkSeries(t, Series{Name: got.Name, Start: got.Start + 237*30, Step: 30, Values: got.Values[237:]}, base+30, 30, golden30s)
+		for _, v := range got.Values[:237] {
+			if !math.IsNaN(v) {
+				t.Fatalf("%s: value %v before the first point", when, v)
+			}
+		}
+		// Raw only: the mean of each 10 s step.
+		checkSeries(t, fetch1(t, s, "b.raw", base, base+20), base+10, 10, []float64{2, 5})
+	}
+	check("from the cache")
+	st := s.Stats()
+	if st.OutOfOrder != 1 || st.Duplicate != 1 || st.Added != 14 || st.Series != 2 {
+		t.Fatalf("stats: %+v", st)
+	}
+	mustFlush(t, s)
+	check("from the database")
+	if err := s.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	st = s.Stats()
+	if st.RawStored != 14 || st.Buffered != 0 || st.Unflushed != 0 {
+		t.Fatalf("stats after close: %+v", st)
+	}
+	// The slots as stored, through the series' position in its segment.
+	var id int64
+	if err := pool.QueryRow(ctx, `SELECT id FROM pgts.metric WHERE key = 'a.x'`).Scan(&id); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := pool.Query(ctx, `SELECT b.cf, d.times[$2]::bigint - $3, d.vals[$2]
+		FROM pgts.rra_data d JOIN pgts.rra_bundle b ON b.id = d.bundle_id
+		WHERE d.seg = $1 AND d.times[$2] IS NOT NULL AND b.step_s = 30 ORDER BY 1, 2`, id/SegmentWidth, id%SegmentWidth+1, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string][]float64{}
+	for rows.Next() {
+		var cf string
+		var at int64
+		var v float64
+		if err := rows.Scan(&cf, &at, &v); err != nil {
+			t.Fatal(err)
+		}
+		got[cf] = append(got[cf], v)
+	}
+	if rows.Err() != nil {
+		t.Fatal(rows.Err())
+	}
+	if !sameValues(got["wmean"], golden30s) || !sameValues(got["max"], golden30sMax) {
+		t.Fatalf("stored 30 s slots: %v", got)
+	}
+}
+
+func TestRestartResumes(t *testing.T) {
+	ctx := context.Background()
+	pool := newPool(t)
+	var c clock
+	cfg := testConfig(t, &c)
+	pts := goldenPoints("a.x")
+	s := open(t, pool, cfg)
+	mustAdd(t, s, pts[:5]...) // up to 20 s: slot 30 s still open, 30s archive slot open
+	mustFlush(t, s)
+	mustAdd(t, s, pts[5:7]...) // 30 s and 75 s, never flushed explicitly
+	if err := s.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	s2 := open(t, pool, cfg)
+	if got := s2.Stats().Series; got != 1 {
+		t.Fatalf("reopened with %d series", got)
+	}
+	want := append([]float64(nil), golden10s...)
+	want[7], want[8] = nan, nan // 80 s and 90 s not sent yet
+	checkSeries(t, fetch1(t, s2, "a.x", base, base+90), base+10, 10, want)
+	mustAdd(t, s2, pts[7:]...) // the rest, after the restart
+	checkSeries(t, fetch1(t, s2, "a.x", base, base+90), base+10, 10, golden10s)
+	if st := s2.Stats(); st.OutOfOrder != 1 || st.Duplicate != 1 {
+		t.Fatalf("after restart the state was not resumed: %+v", st)
+	}
+	if err := s2.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	s3 := open(t, pool, cfg)
+	checkSeries(t, fetch1(t, s3, "a.x", base, base+90), base+10, 10, golden10s)
+	got := fetch1(t, s3, "a.x", base+100-7200, base+90)
+	checkSeries(t, Series{Name: got.Name, Start: got.Start + 237*30, Step: 30, Values: got.Values[237:]}, base+30, 30, golden30s)
+	var raw int
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM pgts.raw_points WHERE name = 'a.x'`).Scan(&raw); err != nil {
+		t.Fatal(err)
+	}
+	if raw != len(pts) {
+		t.Fatalf("%d raw points stored, want %d", raw, len(pts))
+	}
+}
+
+func TestChooseResolution(t *testing.T) {
+	sch, err := func() (*rra.Schema, error) {
+		r := rule(t, ".", "10s", "", "10s:6h", "1m:7d", "1h:1y")
+		return r.Schema()
+	}()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const now = 1_000_000_000
+	h := int64(3600)
+	for _, c := range []struct {
+		name      string
+		sch       bool
+		raw       bool
+		rawSpan   int64
+		rawStep   int64
+		from      int64
+		maxPoints int
+		archive   int
+		step      int64
+		ok        bool
+	}{
+		{"last hour: finest", true, false, 0, 0, now - h, 0, 0, 10, true},
+		{"6 h exactly", true, false, 0, 0, now - 6*h, 0, 0, 10, true},
+		{"a day: 1m", true, false, 0, 0, now - 24*h, 0, 1, 60, true},
+		{"a month: 1h", true, false, 0, 0, now - 30*24*h, 0, 2, 3600, true},
+		{"beyond every span: the longest", true, false, 0, 0, now - 3*365*24*h, 0, 2, 3600, true},
+		{"raw kept forever, same step: archive", true, true, 0, 10, now - h, 0, 0, 10, true},
+		{"a day: raw finer than 1m", true, true, 0, 10, now - 24*h, 0, -1, 10, true},
+		{"a day, raw beyond its retention", true, true, 12 * h, 10, now - 24*h, 0, 1, 60, true},
+		{"a day, too many raw points", true, true, 0, 10, now - 24*h, 1000, 1, 60, true},
+		{"raw only", false, true, 0, 10, now - 24*h, 0, -1, 10, true},
+		{"raw only, too many points: still raw", false, true, 0, 10, now - 24*h, 100, -1, 10, true},
+		{"nothing", false, false, 0, 0, now - h, 0, 0, 0, false},
+	} {
+		var sc *rra.Schema
+		if c.sch {
+			sc = sch
+		}
+		got, ok := chooseResolution(sc, c.raw, c.rawSpan, c.rawStep, now, c.from, now, c.maxPoints)
+		if ok != c.ok || (ok && (got.archive != c.archive || got.step != c.step)) {
+			t.Errorf("%s: got %+v %v, want archive %d step %d %v", c.name, got, ok, c.archive, c.step, c.ok)
+		}
+	}
+}
+
+func TestFind(t *testing.T) {
+	pool := newPool(t)
+	var c clock
+	s := open(t, pool, testConfig(t, &c))
+	for _, n := range []string{"a.web1.cpu", "a.web1.mem", "a.web2.cpu", "a.db1.cpu", "a.web1", "a.web10.cpu.user"} {
+		mustAdd(t, s, pt(n, 0, 1))
+	}
+	mustAdd(t, s, ingest.Point{Name: "a.tagged", Tags: []ingest.Tag{{Key: "dc", Value: "x"}}, Time: base * 1e6, Value: 1})
+	ctx := context.Background()
+	for _, c := range []struct {
+		pattern string
+		want    []Node
+	}{
+		{"a", []Node{{"a", false}}},
+		{"a.*", []Node{{"a.db1", false}, {"a.tagged;dc=x", true}, {"a.web1", false}, {"a.web1", true}, {"a.web10", false}, {"a.web2", false}}},
+		{"a.web?", []Node{{"a.web1", false}, {"a.web1", true}, {"a.web2", false}}},
+		{"a.web[2-9].*", []Node{{"a.web2.cpu", true}}},
+		{"a.web[!1].*", []Node{{"a.web2.cpu", true}}},
+		{"a.{web1,db1}.cpu", []Node{{"a.db1.cpu", true}, {"a.web1.cpu", true}}},
+		{"a.{web*,x}.c*", []Node{{"a.web1.cpu", true}, {"a.web10.cpu", false}, {"a.web2.cpu", true}}},
+		{"a.*.*.*", []Node{{"a.web10.cpu.user", true}}},
+		{"b.*", nil},
+	} {
+		got, err := s.Find(ctx, c.pattern)
+		if err != nil {
+			t.Fatalf("%s: %v", c.pattern, err)
+		}
+		if len(got) != len(c.want) {
+			t.Errorf("%s: got %v, want %v", c.pattern, got, c.want)
+			continue
+		}
+		for i := range got {
+			if got[i] != c.want[i] {
+				t.Errorf("%s: got %v, want %v", c.pattern, got, c.want)
+				break
+			}
+		}
+	}
+	for _, bad := range []string{"", "a.{b", "a.[b", "a.{b.c}", "a.[z-a]"} {
+		if _, err := s.Find(ctx, bad); !errors.Is(err, ErrPattern) {
+			t.Errorf("%q: got %v, want ErrPattern", bad, err)
+		}
+	}
+}
+
+func TestConcurrentAdd(t *testing.T) {
+	ctx := context.Background()
+	pool := newPool(t)
+	var c clock
+	cfg := testConfig(t, &c)
+	cfg.FlushInterval = 20 * time.Millisecond
+	reg := prometheus.NewRegistry()
+	cfg.Registerer = reg
+	s := open(t, pool, cfg)
+	const writers, perWriter, nSeries = 4, 50, 100
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range perWriter {
+				batch := make([]ingest.Point, 0, nSeries)
+				for _, n := range names(nSeries, "a.s%d") {
+					// Writers interleave in time: some points come out of order.
+					batch = append(batch, pt(n, float64(i*writers+w), float64(w)))
+				}
+				if err := s.Add(ctx, batch); err != nil {
+					t.Error(err)
+					return
+				}
+				if i%10 == 0 {
+					if _, err := s.Fetch(ctx, []string{"a.s1"}, base, base+300, 0); err != nil {
+						t.Error(err)
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if err := s.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	st := s.Stats()
+	total := int64(writers * perWriter * nSeries)
+	if st.Added != total || st.RawStored != total || st.Series != nSeries {
+		t.Fatalf("stats: %+v, want %d points", st, total)
+	}
+	var raw int64
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM raw_points`).Scan(&raw); err != nil {
+		t.Fatal(err)
+	}
+	if raw != total {
+		t.Fatalf("%d raw rows, want %d", raw, total)
+	}
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(mfs) != 0 {
+		t.Fatalf("%d metric families registered after Close", len(mfs))
+	}
+}
+
+func TestTryAddFull(t *testing.T) {
+	pool := newPool(t)
+	var c clock
+	cfg := testConfig(t, &c)
+	cfg.MaxMemory = minMemory
+	s := open(t, pool, cfg)
+	pts := make([]ingest.Point, 1000)
+	for i, n := range names(len(pts), "a.full%d") {
+		pts[i] = pt(n, 0, 1)
+	}
+	n, err := s.TryAdd(pts)
+	if !errors.Is(err, ErrFull) || n == 0 || n == len(pts) {
+		t.Fatalf("TryAdd took %d of %d: %v", n, len(pts), err)
+	}
+	st := s.Stats()
+	if st.PeakBytes > st.MaxMemory || st.Full != int64(len(pts)-n) {
+		t.Fatalf("stats: %+v", st)
+	}
+	// A flush frees the buffers; the series themselves stay.
+	mustFlush(t, s)
+	if after := s.Stats().Bytes; after >= st.Bytes {
+		t.Fatalf("flush freed nothing: %d bytes before, %d after", st.Bytes, after)
+	}
+}
+
+func TestSetRules(t *testing.T) {
+	pool := newPool(t)
+	var c clock
+	cfg := testConfig(t, &c)
+	cfg.Raw = nil
+	s := open(t, pool, cfg)
+	mustAdd(t, s, pt("b.x", 0, 1))
+	if st := s.Stats(); st.Unmatched != 1 || st.Series != 0 {
+		t.Fatalf("stats: %+v", st)
+	}
+	if err := s.SetRules([]rra.Rule{rule(t, `^b\.`, "1m", "", "1m:1d")}); err != nil {
+		t.Fatal(err)
+	}
+	mustAdd(t, s, pt("b.x", 0, 1), pt("a.y", 0, 1))
+	if st := s.Stats(); st.Unmatched != 2 || st.Series != 1 {
+		t.Fatalf("stats: %+v", st)
+	}
+	if err := s.SetRules([]rra.Rule{{}}); err == nil {
+		t.Fatal("a rule without a pattern was accepted")
+	}
+}
