@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/pgts/pgts/internal/partition"
 	"github.com/pgts/pgts/internal/rra"
+	"github.com/pgts/pgts/internal/render"
 	"github.com/pgts/pgts/internal/serve"
 	"github.com/pgts/pgts/internal/tsstore"
 )
@@ -132,7 +134,16 @@ func runServe(ctx context.Context, a *app, cmd *cobra.Command, f serveFlags, sta
 	if err != nil {
 		return fmt.Errorf("opening storage: %w", err)
 	}
-	srv, err := serve.New(cfg, store, serve.Options{Logger: a.log, Registerer: reg, Gatherer: reg})
+	ropts := render.DefaultOptions()
+	ropts.Logger = a.log
+	api, err := render.New(renderSource{store}, ropts)
+	if err != nil {
+		store.Close(context.WithoutCancel(ctx))
+		return err
+	}
+	mux := http.NewServeMux()
+	api.Register(mux)
+	srv, err := serve.New(cfg, store, serve.Options{Logger: a.log, Registerer: reg, Gatherer: reg, Extra: mux})
 	if err != nil {
 		store.Close(context.WithoutCancel(ctx))
 		return err

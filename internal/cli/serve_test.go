@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
 	"math"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -144,6 +146,7 @@ archives = ["10s:1h"]
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+	checkRender(t, ad.HTTP, base)
 	cancel() // SIGTERM
 	if err := <-done; err != nil {
 		t.Fatalf("serve: %v\n%s", err, logs.String())
@@ -269,4 +272,49 @@ func receivedAll(t *testing.T, addr string, want map[string]int) bool {
 		}
 	}
 	return true
+}
+
+// checkRender reads the points back through the Graphite API, as Grafana
+// does (POST /render, GET /metrics/find), while they are still in the
+// write-back cache. Graphite labels a value by the start of its interval.
+func checkRender(t *testing.T, addr string, base int64) {
+	t.Helper()
+	form := url.Values{"target": {"servers.web1.cpu"}, "from": {fmt.Sprint(base)}, "until": {fmt.Sprint(base + 60)},
+		"format": {"json"}, "maxDataPoints": {"1000"}}
+	resp, err := http.PostForm("http://"+addr+"/render", form)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out []struct {
+		Target     string        `json:"target"`
+		Datapoints [][2]*float64 `json:"datapoints"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || resp.StatusCode != 200 || len(out) != 1 {
+		t.Fatalf("render: %s, %v, %+v", resp.Status, err, out)
+	}
+	got := map[int64]float64{}
+	for _, dp := range out[0].Datapoints {
+		if dp[0] != nil && dp[1] != nil {
+			got[int64(*dp[1])] = *dp[0]
+		}
+	}
+	want := map[int64]float64{base: 2, base + 10: 3, base + 20: 4, base + 30: 5, base + 40: 6}
+	for ts, v := range want {
+		if got[ts] != v {
+			t.Errorf("render %s at base+%d = %v, want %v (all: %v)", out[0].Target, ts-base, got[ts], v, got)
+		}
+	}
+	resp2, err := http.Get("http://" + addr + "/metrics/find?query=servers.*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp2.Body.Close()
+	var nodes []struct {
+		Text string `json:"text"`
+		Leaf int    `json:"leaf"`
+	}
+	if err := json.NewDecoder(resp2.Body).Decode(&nodes); err != nil || len(nodes) != 1 || nodes[0].Text != "web1" || nodes[0].Leaf != 0 {
+		t.Fatalf("find servers.*: %v %+v", err, nodes)
+	}
 }

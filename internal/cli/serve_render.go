@@ -1,0 +1,43 @@
+package cli
+
+import (
+	"context"
+	"errors"
+
+	"github.com/pgts/pgts/internal/render"
+	"github.com/pgts/pgts/internal/tsstore"
+)
+
+// renderSource serves the Graphite render API from the store.
+//
+// Timestamps: the store labels a value by the end of the slot it covers,
+// (T − step, T]; Graphite labels it by the start. The adapter shifts by
+// one step so that Grafana draws each value where Graphite would.
+type renderSource struct{ s *tsstore.Store }
+
+func (r renderSource) Find(ctx context.Context, pattern string) ([]render.Node, error) {
+	nodes, err := r.s.Find(ctx, pattern)
+	if errors.Is(err, tsstore.ErrPattern) {
+		return nil, &render.InputError{Msg: err.Error()}
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := make([]render.Node, len(nodes))
+	for i, n := range nodes {
+		out[i] = render.Node{Path: n.Path, Leaf: n.Leaf}
+	}
+	return out, nil
+}
+
+func (r renderSource) Fetch(ctx context.Context, names []string, from, until int64, maxDataPoints int) ([]render.Series, error) {
+	series, err := r.s.Fetch(ctx, names, from, until, maxDataPoints)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]render.Series, len(series))
+	for i, s := range series {
+		out[i] = render.Series{Name: s.Name, Start: s.Start - s.Step, Step: s.Step, Values: s.Values}
+	}
+	return out, nil
+}
