@@ -6,7 +6,7 @@ BIN     := bin/pgts
 VERSION := $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X github.com/pgts/pgts/internal/cli.Version=$(VERSION)
 
-.PHONY: all build deps demo test fmt-check vet bench-load bench-insert bench-partition clean
+.PHONY: all build deps demo test fmt-check vet bench-load bench-insert bench-partition bench-serve clean
 
 all: build
 
@@ -66,6 +66,17 @@ bench-partition: deps build
 	@mkdir -p bench-results
 	$(BIN) bench partition --partitions 50 --batch-rows 10000 --route parent | tee bench-results/partition-parent.txt
 	$(BIN) bench partition --partitions 50 --batch-rows 10000 --route leaf | tee bench-results/partition-leaf.txt
+
+# bench-serve: the highest rate pgts serve sustains (Graphite plaintext over
+# TCP; archives 10s:6h, 1m:7d, 1h:1y; each step a cold start of all its
+# series) for WINDOW, with 100,000 and 300,000 series.
+WINDOW ?= 5m
+SERVE_SERIES ?= 100000,300000
+SERVE_RATES ?= 50000,100000,150000,200000,300000
+bench-serve: deps build
+	@mkdir -p bench-results
+	$(BIN) bench serve --series $(SERVE_SERIES) --rates $(SERVE_RATES) --window $(WINDOW) \
+		--out bench-results/$(STAMP)-serve | tee bench-results/serve.txt
 
 clean:
 	rm -rf bin

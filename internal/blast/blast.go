@@ -16,6 +16,15 @@
 // The rate is held by a token bucket (golang.org/x/time/rate) refilled at
 // Rate points per second; points go out in batches of BatchSize, so the
 // achieved rate is exact over any window longer than a batch interval.
+//
+// Timestamps follow a virtual clock: point i of the run is stamped
+// start + i/Rate (microseconds; Graphite gets fractional seconds, Influx
+// microseconds, remote write milliseconds), so a series' points are
+// strictly increasing in time and never share a timestamp, whatever the
+// batch size, as long as Series/Rate is over a millisecond for remote write
+// and over a second for Graphite (the daemon, like carbon, truncates
+// Graphite timestamps to whole seconds; a series sent more often has points
+// that share a second, and only the first is consolidated).
 package blast
 
 import (
@@ -111,7 +120,9 @@ type Blaster struct {
 	cfg                  Config
 	sent, acked, errs    atomic.Int64
 	start                time.Time
-	next                 int // next series index
+	next                 int   // next series index
+	idx                  int64 // points encoded so far: the virtual clock
+	t0                   int64 // start of the virtual clock, micros
 	send                 func(ctx context.Context, batch []byte, n int) error
 	closeFn              func() error
 	buf                  []byte
@@ -171,6 +182,7 @@ func (b *Blaster) Run(ctx context.Context) (Stats, error) {
 	defer b.closeFn() //nolint:errcheck // best effort at the end
 	lim := rate.NewLimiter(rate.Limit(b.cfg.Rate), b.cfg.BatchSize)
 	b.start = time.Now()
+	b.t0 = b.cfg.Now().UnixMicro()
 	failures := 0
 	for {
 		n := b.cfg.BatchSize
@@ -251,8 +263,6 @@ func value(i int, t int64) float64 { return float64((int64(i)*7+t)%1000) / 10 }
 
 // encode renders the next n points in the protocol's wire form.
 func (b *Blaster) encode(n int) []byte {
-	now := b.cfg.Now()
-	sec := now.Unix()
 	buf := b.buf[:0]
 	if b.cfg.Protocol == "remote-write" {
 		b.rwSeries = b.rwSeries[:0]
@@ -260,32 +270,37 @@ func (b *Blaster) encode(n int) []byte {
 	for k := 0; k < n; k++ {
 		i := b.next
 		b.next = (b.next + 1) % b.cfg.Series
-		v := value(i, sec)
+		us := b.t0 + int64(float64(b.idx)*1e6/b.cfg.Rate)
+		b.idx++
+		v := value(i, us/1e6)
 		switch b.cfg.Protocol {
-		case "graphite": // path value timestamp
+		case "graphite": // path value seconds.micros
 			buf = b.name(buf, i)
 			buf = append(buf, ' ')
 			buf = strconv.AppendFloat(buf, v, 'f', -1, 64)
 			buf = append(buf, ' ')
-			buf = strconv.AppendInt(buf, sec, 10)
+			buf = strconv.AppendInt(buf, us/1e6, 10)
+			buf = append(buf, '.')
+			frac := strconv.AppendInt(nil, 1e6+us%1e6, 10)
+			buf = append(buf, frac[1:]...)
 			buf = append(buf, '\n')
 		case "statsd": // name:1|c, one per line, datagrams split in sendUDP
 			buf = b.name(buf, i)
 			buf = append(buf, ":1|c\n"...)
-		case "influx": // measurement,series=name value=v ts
+		case "influx": // measurement,series=name value=v microseconds
 			buf = append(buf, b.cfg.Prefix...)
 			buf = append(buf, ",series="...)
 			buf = b.name(buf, i)
 			buf = append(buf, " value="...)
 			buf = strconv.AppendFloat(buf, v, 'f', -1, 64)
 			buf = append(buf, ' ')
-			buf = strconv.AppendInt(buf, sec, 10)
+			buf = strconv.AppendInt(buf, us, 10)
 			buf = append(buf, '\n')
 		case "remote-write":
 			name := string(b.name(nil, i))
 			b.rwSeries = append(b.rwSeries, remotewrite.Series{
 				Labels:  []ingest.Tag{{Key: "__name__", Value: "blast"}, {Key: "series", Value: name}},
-				Samples: []remotewrite.Sample{{Value: v, Time: now.UnixMilli()}},
+				Samples: []remotewrite.Sample{{Value: v, Time: us / 1000}},
 			})
 		}
 	}
@@ -336,7 +351,7 @@ func (b *Blaster) sendUDP(_ context.Context, batch []byte, _ int) error {
 }
 
 func (b *Blaster) sendHTTP(ctx context.Context, batch []byte, _ int) error {
-	url := "http://" + b.cfg.Addr + "/write?precision=s"
+	url := "http://" + b.cfg.Addr + "/write?precision=us"
 	if b.cfg.Protocol == "remote-write" {
 		url = "http://" + b.cfg.Addr + "/api/v1/write"
 	}

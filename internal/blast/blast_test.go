@@ -41,16 +41,27 @@ func TestValidate(t *testing.T) {
 
 // collect counts the points a receiver parsed, by series name.
 type collect struct {
-	mu     sync.Mutex
-	points map[string]int
-	n      int
+	mu      sync.Mutex
+	points  map[string]int
+	last    map[string]int64
+	n       int
+	unorder int  // points not after their series' previous point
+	seconds bool // timestamps are whole seconds (Graphite): only going back counts
 }
 
 func (c *collect) add(pts []ingest.Point) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.last == nil {
+		c.last = map[string]int64{}
+	}
 	for _, p := range pts {
-		c.points[p.Name+tagString(p.Tags)]++
+		k := p.Name + tagString(p.Tags)
+		if t, ok := c.last[k]; ok && (p.Time < t || p.Time == t && !c.seconds) {
+			c.unorder++
+		}
+		c.last[k] = p.Time
+		c.points[k]++
 		c.n++
 	}
 }
@@ -74,7 +85,7 @@ func TestGraphiteTCP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := &collect{points: map[string]int{}}
+	got := &collect{points: map[string]int{}, seconds: true}
 	done := make(chan error, 1)
 	go func() {
 		c, err := ln.Accept()
@@ -115,6 +126,9 @@ func TestGraphiteTCP(t *testing.T) {
 	}
 	if len(got.points) != 50 {
 		t.Fatalf("%d distinct series, want 50", len(got.points))
+	}
+	if got.unorder != 0 {
+		t.Fatalf("%d points not after their series' previous one", got.unorder)
 	}
 	if got.points["blast.0000007"] == 0 {
 		t.Fatalf("series names: %v", got.points)
@@ -181,7 +195,7 @@ func TestHTTPProtocols(t *testing.T) {
 				var err error
 				switch r.URL.Path {
 				case "/write":
-					pts, _, err = idec.Decode(nil, body, influx.Second)
+					pts, _, err = idec.Decode(nil, body, influx.Microsecond)
 				case "/api/v1/write":
 					pts, _, err = rdec.Decode(nil, body)
 				default:
@@ -210,7 +224,7 @@ func TestHTTPProtocols(t *testing.T) {
 			defer mu.Unlock()
 			got.mu.Lock()
 			defer got.mu.Unlock()
-			if st.Acked == 0 || st.Acked != st.Sent || st.Errors != 0 || int64(got.n) != st.Acked || len(got.points) != 50 {
+			if st.Acked == 0 || st.Acked != st.Sent || st.Errors != 0 || int64(got.n) != st.Acked || len(got.points) != 50 || got.unorder != 0 {
 				t.Fatalf("stats %+v, received %d points in %d series", st, got.n, len(got.points))
 			}
 		})

@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"os/signal"
+	"syscall"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,7 +16,22 @@ import (
 	"github.com/pgts/pgts/internal/pgtest"
 )
 
-func TestMain(m *testing.M) { pgtest.Main(m) }
+func TestMain(m *testing.M) {
+	// Benchmarks that run pgts as a child process (bench serve) run this
+	// test binary with PGTS_CLI_CHILD=1: it is then pgts itself.
+	if os.Getenv("PGTS_CLI_CHILD") == "1" {
+		root := NewRoot(OSEnv())
+		root.SetArgs(os.Args[1:])
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		err := root.ExecuteContext(ctx)
+		stop()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "pgts:", err)
+		}
+		os.Exit(ExitCode(ctx, err))
+	}
+	pgtest.Main(m)
+}
 
 // run executes pgts in-process with the given environment variables.
 func run(t *testing.T, env map[string]string, args ...string) (stdout, stderr string, code int) {

@@ -31,6 +31,7 @@ func newMetrics(s *Store, reg prometheus.Registerer) (*metrics, error) {
 	gauge("cache_budget_bytes", "The memory budget (max-memory).", func() float64 { return float64(s.mem.max) })
 	gauge("series", "Series known to the store.", func() float64 { return float64(s.nSeries.Load()) })
 	gauge("buffered_points", "Raw points waiting for a flush.", func() float64 { return float64(c.buffered.Load()) })
+	gauge("unflushed_series", "Series with data (closed slots, raw points, state) not yet written.", func() float64 { return float64(c.unflushed.Load()) })
 	counter("points_added_total", "Points accepted.", func() float64 { return float64(c.added.Load()) })
 	counter("raw_points_stored_total", "Raw points written.", func() float64 { return float64(c.rawStored.Load()) })
 	counter("slots_stored_total", "Archive slots written.", func() float64 { return float64(c.slots.Load()) })
