@@ -119,10 +119,10 @@ func (s Stats) Rate() float64 {
 type Blaster struct {
 	cfg                  Config
 	sent, acked, errs    atomic.Int64
-	start                time.Time
-	next                 int   // next series index
-	idx                  int64 // points encoded so far: the virtual clock
-	t0                   int64 // start of the virtual clock, micros
+	startNanos           atomic.Int64 // when Run started, Unix nanoseconds; 0 before
+	next                 int          // next series index
+	idx                  int64        // points encoded so far: the virtual clock
+	t0                   int64        // start of the virtual clock, micros
 	send                 func(ctx context.Context, batch []byte, n int) error
 	closeFn              func() error
 	buf                  []byte
@@ -157,8 +157,8 @@ func New(cfg Config) (*Blaster, error) {
 // Stats returns the counts so far.
 func (b *Blaster) Stats() Stats {
 	s := Stats{Sent: b.sent.Load(), Acked: b.acked.Load(), Errors: b.errs.Load()}
-	if !b.start.IsZero() {
-		s.Elapsed = time.Since(b.start)
+	if ns := b.startNanos.Load(); ns != 0 {
+		s.Elapsed = time.Since(time.Unix(0, ns))
 		s.Seconds = s.Elapsed.Seconds()
 	}
 	return s
@@ -181,7 +181,7 @@ func (b *Blaster) Run(ctx context.Context) (Stats, error) {
 	}
 	defer b.closeFn() //nolint:errcheck // best effort at the end
 	lim := rate.NewLimiter(rate.Limit(b.cfg.Rate), b.cfg.BatchSize)
-	b.start = time.Now()
+	b.startNanos.Store(time.Now().UnixNano())
 	b.t0 = b.cfg.Now().UnixMicro()
 	failures := 0
 	for {

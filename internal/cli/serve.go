@@ -15,8 +15,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pgts/pgts/internal/partition"
-	"github.com/pgts/pgts/internal/rra"
 	"github.com/pgts/pgts/internal/render"
+	"github.com/pgts/pgts/internal/rra"
 	"github.com/pgts/pgts/internal/serve"
 	"github.com/pgts/pgts/internal/tsstore"
 )
@@ -25,8 +25,9 @@ import (
 var _ serve.Sink = (*tsstore.Store)(nil)
 
 type serveFlags struct {
-	config string
-	check  bool
+	config  string
+	check   bool
+	blaster bool
 	// Listen addresses overriding the file's, by flag name.
 	addrs map[string]*string
 }
@@ -70,6 +71,7 @@ See docs/serve.md for the configuration file.`,
 	fl := cmd.Flags()
 	fl.StringVar(&f.config, "config", "", "configuration file (TOML; default: built-in defaults)")
 	fl.BoolVar(&f.check, "check-config", false, "validate the configuration and exit")
+	fl.BoolVar(&f.blaster, "blaster", false, "enable GET /blaster/set?rate=R&n=N: the daemon sends itself Graphite load (tests and benchmarks)")
 	for _, af := range serveAddrFlags {
 		f.addrs[af.name] = fl.String(af.name, "", af.usage+" (overrides the file; \"\" disables)")
 	}
@@ -118,6 +120,9 @@ func runServe(ctx context.Context, a *app, cmd *cobra.Command, f serveFlags, sta
 		return nil
 	}
 
+	if f.blaster && cfg.Graphite.TCP == "" {
+		return usagef("--blaster needs the Graphite TCP listener")
+	}
 	pool, err := a.openDB(ctx, int32(cfg.FlushWorkers+2))
 	if err != nil {
 		return err
@@ -143,7 +148,12 @@ func runServe(ctx context.Context, a *app, cmd *cobra.Command, f serveFlags, sta
 	}
 	mux := http.NewServeMux()
 	api.Register(mux)
-	srv, err := serve.New(cfg, store, serve.Options{Logger: a.log, Registerer: reg, Gatherer: reg, Extra: mux})
+	var srv *serve.Server
+	bc := &blasterControl{log: a.log, addr: func() string { return srv.Addrs().GraphiteTCP }}
+	if f.blaster {
+		mux.Handle("/blaster/set", bc)
+	}
+	srv, err = serve.New(cfg, store, serve.Options{Logger: a.log, Registerer: reg, Gatherer: reg, Extra: mux})
 	if err != nil {
 		store.Close(context.WithoutCancel(ctx))
 		return err
@@ -167,6 +177,7 @@ func runServe(ctx context.Context, a *app, cmd *cobra.Command, f serveFlags, sta
 		case <-ctx.Done():
 		}
 	}
+	bc.stop()
 	a.log.Info("shutting down: draining receivers and flushing storage")
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Duration(cfg.ShutdownTimeout))
 	defer cancel()

@@ -318,3 +318,89 @@ func checkRender(t *testing.T, addr string, base int64) {
 		t.Fatalf("find servers.*: %v %+v", err, nodes)
 	}
 }
+
+// TestServeBlaster drives the daemon's own load generator over HTTP.
+func TestServeBlaster(t *testing.T) {
+	db := pgtest.DB(t)
+	cfgFile := filepath.Join(t.TempDir(), "pgts.toml")
+	if err := os.WriteFile(cfgFile, []byte(`
+[graphite]
+tcp = "127.0.0.1:0"
+udp = ""
+[pickle]
+tcp = ""
+[statsd]
+udp = ""
+tcp = ""
+[http]
+addr = "127.0.0.1:0"
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	logs := &serveLogs{}
+	a := &app{env: Env{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: logs,
+		Getenv: func(k string) string { return map[string]string{"DATABASE_URL": db}[k] }, IsTerminal: func() bool { return false }}}
+	a.log = slog.New(newLogHandler(logs, &a.logLevel))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	addrsc := make(chan serve.Addrs, 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- runServe(ctx, a, nil, serveFlags{config: cfgFile, blaster: true}, func(ad serve.Addrs) { addrsc <- ad })
+	}()
+	var ad serve.Addrs
+	select {
+	case ad = <-addrsc:
+	case err := <-done:
+		t.Fatalf("serve: %v", err)
+	}
+	set := func(q string) blasterState {
+		resp, err := http.Get("http://" + ad.HTTP + "/blaster/set?" + q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var st blasterState
+		if resp.StatusCode != 200 {
+			b, _ := io.ReadAll(resp.Body)
+			t.Fatalf("/blaster/set?%s: %s %s", q, resp.Status, b)
+		}
+		if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	if st := set("rate=2000&n=50"); st.Rate != 2000 || st.Series != 50 {
+		t.Fatalf("state %+v", st)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for !receivedAll(t, ad.HTTP, map[string]int{"graphite_tcp": 200}) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the blaster's points did not arrive; logs:\n%s", logs.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if st := set("rate=0"); st.Rate != 0 {
+		t.Fatalf("state after stop %+v", st)
+	}
+	resp, err := http.Get("http://" + ad.HTTP + "/blaster/set?rate=-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadRequest {
+		t.Fatalf("rate=-1: %s", resp.Status)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("serve: %v", err)
+	}
+	pool := pgtest.PoolFor(t, db)
+	var n int
+	if err := pool.QueryRow(context.Background(), "SELECT count(*) FROM pgts.metric").Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n != 50 {
+		t.Fatalf("%d series registered, want 50", n)
+	}
+}
