@@ -65,6 +65,22 @@ func Charts(srcs []Source) ([]Chart, error) {
 	if err := add("query-steps.png", "Insert benchmark: queries/s per read+write step", p, err); err != nil {
 		return nil, err
 	}
+	p, err = serveOverTime(srcs, "Metrics daemon: points/s stored (solid) and acknowledged (dashed)", "points/s",
+		func(s bench.ServeSample) float64 { return s.Added }, func(s bench.ServeSample) float64 { return s.Acked })
+	if err := add("serve-rates.png", "Metrics daemon: rate offered and stored", p, err); err != nil {
+		return nil, err
+	}
+	p, err = serveOverTime(srcs, "Metrics daemon: cache (solid) and resident memory (dashed)", "MiB",
+		func(s bench.ServeSample) float64 { return float64(s.CacheBytes) / (1 << 20) },
+		func(s bench.ServeSample) float64 { return float64(s.RSS) / (1 << 20) })
+	if err := add("serve-memory.png", "Metrics daemon: memory over time", p, err); err != nil {
+		return nil, err
+	}
+	p, err = serveOverTime(srcs, "Metrics daemon: points waiting for the store (queue depth)", "points",
+		func(s bench.ServeSample) float64 { return float64(s.Waiting) }, nil)
+	if err := add("serve-waiting.png", "Metrics daemon: queue depth over time", p, err); err != nil {
+		return nil, err
+	}
 	return out, nil
 }
 
@@ -304,4 +320,48 @@ func headroom(top float64) float64 {
 		return 1
 	}
 	return top * 1.25
+}
+
+// serveOverTime draws one line per daemon benchmark step of the per-second
+// samples: solid for first, dashed for second (when not nil), against
+// the seconds into the step.
+func serveOverTime(srcs []Source, title, y string, first, second func(bench.ServeSample) float64) (*plot.Plot, error) {
+	var p *plot.Plot
+	i := 0
+	for _, src := range srcs {
+		if src.Serve == nil {
+			continue
+		}
+		for _, st := range src.Serve.Result.Steps {
+			if len(st.Samples) == 0 {
+				continue
+			}
+			if p == nil {
+				p = newPlot(title, "seconds into the step", y)
+			}
+			name := fmt.Sprintf("%s series at %s/s", group(float64(st.Series)), group(st.Rate))
+			for k, f := range []func(bench.ServeSample) float64{first, second} {
+				if f == nil {
+					continue
+				}
+				xys := make(plotter.XYs, len(st.Samples))
+				for j, sm := range st.Samples {
+					xys[j] = plotter.XY{X: sm.T, Y: f(sm)}
+				}
+				l, err := plotter.NewLine(xys)
+				if err != nil {
+					return nil, err
+				}
+				l.LineStyle = lineStyle(i)
+				if k == 1 {
+					l.LineStyle.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
+				} else {
+					p.Legend.Add(name, l)
+				}
+				p.Add(l)
+			}
+			i++
+		}
+	}
+	return p, nil
 }

@@ -81,6 +81,9 @@ func WriteHTML(w io.Writer, srcs []Source, text string, charts []Chart, command 
 		if s.Insert != nil {
 			m, ps.Complete = s.Insert.Machine, ps.Complete && s.Insert.Complete
 		}
+		if s.Serve != nil {
+			m, ps.Complete = s.Serve.Machine, ps.Complete && s.Serve.Result.Complete
+		}
 		ps.Machine = describe(m)
 		pg.Sources = append(pg.Sources, ps)
 	}

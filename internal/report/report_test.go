@@ -244,3 +244,50 @@ func checkInBrowser(t *testing.T, page string, charts int) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// TestServeReport renders a daemon benchmark's results: its step table and
+// its three charts.
+func TestServeReport(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "serve")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	res := bench.ServeResult{Scenario: bench.ServeScenario{Series: []int{1000}, Rates: []float64{500, 1000}, WindowS: 10,
+		Archives: []string{"10s:6h"}}, Best: map[string]float64{"1000": 500}, Complete: true}
+	for i, rate := range []float64{500, 1000} {
+		st := bench.ServeStep{Series: 1000, Rate: rate, AckedRate: rate * (1 - 0.1*float64(i)), PeakCache: 5 << 20, PeakRSS: 50 << 20,
+			Sustained: i == 0}
+		if i == 1 {
+			st.Reason = "acknowledged 900 points/s, under 98% of 1000"
+		}
+		for s := 0; s < 12; s++ {
+			st.Samples = append(st.Samples, bench.ServeSample{T: float64(s), Acked: rate, Added: rate - float64(s%3), CacheBytes: int64(s) << 18,
+				RSS: 40<<20 + int64(s)<<20, Waiting: int64(i * s * 10)})
+		}
+		res.Steps = append(res.Steps, st)
+	}
+	writeJSONFile(t, filepath.Join(dir, "serve.json"), ServeFile{Result: res, Command: "pgts bench serve --series 1000"})
+	out, text, err := Render(Options{Dirs: []string{dir}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"highest sustained rate with 1,000 series: 500 points/s", "under 98% of 1000", "sustained"} {
+		if !strings.Contains(text, s) {
+			t.Errorf("text lacks %q:\n%s", s, text)
+		}
+	}
+	want := []string{"serve-rates.png", "serve-memory.png", "serve-waiting.png"}
+	if len(out.Charts) != len(want) {
+		t.Fatalf("charts %v, want %v", out.Charts, want)
+	}
+	for i, p := range out.Charts {
+		if filepath.Base(p) != want[i] {
+			t.Errorf("chart %d = %s, want %s", i, p, want[i])
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkPNG(t, p, b)
+	}
+}

@@ -4,7 +4,7 @@
 //
 // Glossary:
 //
-//	source    one results directory: its load.json and/or insert.json
+//	source    one results directory: its load.json, insert.json and/or serve.json
 //	label     a source's name in tables and legends: its directory's base name
 //	entry     one row of a table: a store/loader/workers combination of a
 //	          load source, or an insert step of an insert source
@@ -38,12 +38,20 @@ type LoadFile struct {
 	Machine  bench.Machine       `json:"machine"`
 }
 
+// ServeFile is the content of serve.json.
+type ServeFile struct {
+	Result  bench.ServeResult `json:"result"`
+	Command string            `json:"command"`
+	Machine bench.Machine     `json:"machine"`
+}
+
 // Source is one results directory.
 type Source struct {
 	Dir    string
 	Label  string
 	Load   *LoadFile           // nil without load.json
 	Insert *bench.InsertResult // nil without insert.json
+	Serve  *ServeFile          // nil without serve.json
 }
 
 // Commands lists the command lines that produced the source's results.
@@ -55,11 +63,14 @@ func (s Source) Commands() []string {
 	if s.Insert != nil && s.Insert.Command != "" {
 		out = append(out, s.Insert.Command)
 	}
+	if s.Serve != nil && s.Serve.Command != "" {
+		out = append(out, s.Serve.Command)
+	}
 	return out
 }
 
-// Read loads the results of every directory. A directory with neither
-// load.json nor insert.json is an error; so is a file that does not parse.
+// Read loads the results of every directory. A directory with none of
+// load.json, insert.json and serve.json is an error; so is a file that does not parse.
 // Labels are the directories' base names, made unique with a suffix.
 func Read(dirs []string) ([]Source, error) {
 	if len(dirs) == 0 {
@@ -89,8 +100,16 @@ func Read(dirs []string) ([]Source, error) {
 		if okIns {
 			s.Insert = &ir
 		}
-		if !okLoad && !okIns {
-			return nil, fmt.Errorf("results directory %q: no load.json or insert.json", d)
+		var sf ServeFile
+		okServe, err := readJSON(filepath.Join(d, "serve.json"), &sf)
+		if err != nil {
+			return nil, err
+		}
+		if okServe {
+			s.Serve = &sf
+		}
+		if !okLoad && !okIns && !okServe {
+			return nil, fmt.Errorf("results directory %q: no load.json, insert.json or serve.json", d)
 		}
 		out = append(out, s)
 	}

@@ -131,6 +131,11 @@ func WriteText(w io.Writer, srcs []Source, base string) error {
 	if len(inserts) > 1 {
 		sections = append(sections, func(w io.Writer) { writeInsertRelative(w, inserts, ib) })
 	}
+	for _, s := range srcs {
+		if s.Serve != nil {
+			sections = append(sections, func(w io.Writer) { writeServeSteps(w, s.Label, s.Serve.Result) })
+		}
+	}
 	ew := &errWriter{w: w}
 	for i, f := range sections {
 		if i > 0 {
@@ -291,4 +296,21 @@ func group(x float64) string {
 		return "-" + b.String()
 	}
 	return b.String()
+}
+
+// writeServeSteps is the daemon benchmark's step table and its verdict.
+func writeServeSteps(w io.Writer, label string, r bench.ServeResult) {
+	fmt.Fprintf(w, "Metrics daemon, %s (Graphite over TCP, %gs windows, archives %s):\n", label, r.Scenario.WindowS,
+		strings.Join(r.Scenario.Archives, ", "))
+	head := []string{"series", "offered/s", "acked/s", "sustained", "peak cache MiB", "peak RSS MiB", "drain s", "daemon CPU s", "server CPU s", "reason"}
+	var rows [][]string
+	for _, st := range r.Steps {
+		rows = append(rows, []string{group(float64(st.Series)), group(st.Rate), group(st.AckedRate), strconv.FormatBool(st.Sustained),
+			f1(float64(st.PeakCache) / (1 << 20)), f1(float64(st.PeakRSS) / (1 << 20)), f1(st.DrainSeconds), f1(st.DaemonCPU),
+			f1(st.ServerCPU), st.Reason})
+	}
+	table(w, head, rows)
+	for _, n := range r.Scenario.Series {
+		fmt.Fprintf(w, "highest sustained rate with %s series: %s points/s\n", group(float64(n)), group(r.Best[strconv.Itoa(n)]))
+	}
 }
