@@ -287,9 +287,11 @@ func runServeStep(ctx context.Context, s ServeScenario, pool *pgxpool.Pool, post
 			stopDaemon() //nolint:errcheck
 			return step, fmt.Errorf("the daemon did not answer within 30 s; see %s", logPath)
 		}
-		if err := sleepCtx(ctx, 50*time.Millisecond); err != nil {
+		select {
+		case <-ctx.Done():
 			stopDaemon() //nolint:errcheck
-			return step, err
+			return step, ctx.Err()
+		case <-time.After(50 * time.Millisecond):
 		}
 	}
 
@@ -454,15 +456,4 @@ func parseExposition(r io.Reader) (map[string]float64, error) {
 		out[name] += v
 	}
 	return out, sc.Err()
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }

@@ -90,24 +90,8 @@ archives = ["10s:1h"]
 	if err != nil {
 		t.Fatal(err)
 	}
-	logs := &serveLogs{}
-	a := &app{env: Env{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: logs,
-		Getenv: func(k string) string { return map[string]string{"DATABASE_URL": db}[k] }, IsTerminal: func() bool { return false }}}
-	a.log = slog.New(newLogHandler(logs, &a.logLevel))
-
-	ctx, cancel := context.WithCancel(context.Background())
+	ad, logs, cancel, done := startServe(t, db, serveFlags{config: cfgFile})
 	defer cancel()
-	addrsc := make(chan serve.Addrs, 1)
-	done := make(chan error, 1)
-	go func() {
-		done <- runServe(ctx, a, nil, serveFlags{config: cfgFile}, func(ad serve.Addrs) { addrsc <- ad })
-	}()
-	var ad serve.Addrs
-	select {
-	case ad = <-addrsc:
-	case err := <-done:
-		t.Fatalf("serve: %v", err)
-	}
 
 	base := time.Now().Add(-10*time.Minute).Unix() / 60 * 60
 	var lines strings.Builder
@@ -337,23 +321,8 @@ addr = "127.0.0.1:0"
 `), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	logs := &serveLogs{}
-	a := &app{env: Env{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: logs,
-		Getenv: func(k string) string { return map[string]string{"DATABASE_URL": db}[k] }, IsTerminal: func() bool { return false }}}
-	a.log = slog.New(newLogHandler(logs, &a.logLevel))
-	ctx, cancel := context.WithCancel(context.Background())
+	ad, logs, cancel, done := startServe(t, db, serveFlags{config: cfgFile, blaster: true})
 	defer cancel()
-	addrsc := make(chan serve.Addrs, 1)
-	done := make(chan error, 1)
-	go func() {
-		done <- runServe(ctx, a, nil, serveFlags{config: cfgFile, blaster: true}, func(ad serve.Addrs) { addrsc <- ad })
-	}()
-	var ad serve.Addrs
-	select {
-	case ad = <-addrsc:
-	case err := <-done:
-		t.Fatalf("serve: %v", err)
-	}
 	set := func(q string) blasterState {
 		resp, err := http.Get("http://" + ad.HTTP + "/blaster/set?" + q)
 		if err != nil {
@@ -403,4 +372,28 @@ addr = "127.0.0.1:0"
 	if n != 50 {
 		t.Fatalf("%d series registered, want 50", n)
 	}
+}
+
+// startServe runs the daemon in-process on database db until cancel is
+// called; done yields runServe's result.
+func startServe(t *testing.T, db string, f serveFlags) (serve.Addrs, *serveLogs, context.CancelFunc, <-chan error) {
+	t.Helper()
+	logs := &serveLogs{}
+	a := &app{env: Env{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: logs,
+		Getenv: func(k string) string { return map[string]string{"DATABASE_URL": db}[k] }, IsTerminal: func() bool { return false }}}
+	a.log = slog.New(newLogHandler(logs, &a.logLevel))
+	ctx, cancel := context.WithCancel(context.Background())
+	addrsc := make(chan serve.Addrs, 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- runServe(ctx, a, nil, f, func(ad serve.Addrs) { addrsc <- ad })
+	}()
+	select {
+	case ad := <-addrsc:
+		return ad, logs, cancel, done
+	case err := <-done:
+		cancel()
+		t.Fatalf("serve: %v\n%s", err, logs.String())
+	}
+	panic("unreachable")
 }
