@@ -23,6 +23,10 @@ type flushItem struct {
 	worker int
 }
 
+// rawRetryBytes is what a raw point kept aside for a retry costs (its
+// series id, time and value).
+const rawRetryBytes = 24
+
 // slotChunk bounds the slot rows of one statement.
 const slotChunk = 100_000
 
@@ -41,8 +45,7 @@ func (s *Store) Flush(ctx context.Context) error {
 	tGather := time.Since(start)
 	rawOK, errRaw := true, error(nil)
 	if s.raw != nil {
-		errRaw = s.writeRaw(ctx, items)
-		rawOK = errRaw == nil
+		rawOK, errRaw = s.writeRaw(ctx, items)
 	}
 	tRaw := time.Since(start)
 	rraOK, errRRA := s.writeArchives(ctx, items)
@@ -139,8 +142,21 @@ func dropFront[T any](s []T, n int) []T {
 	return r
 }
 
-// writeRaw writes the raw points of items through the loader.
-func (s *Store) writeRaw(ctx context.Context, items []flushItem) error {
+// writeRaw writes the raw points of items through the loader, each write
+// under its own load ID so that it is exactly once: a write that fails
+// part-way (some batches committed) is kept aside and written again,
+// the same rows in the same order under the same ID, before anything
+// else; the ledger then skips what committed. It returns whether the
+// items' raw points were taken (written, or kept aside for the retry):
+// when not, they stay in their series' buffers.
+func (s *Store) writeRaw(ctx context.Context, items []flushItem) (taken bool, err error) {
+	if s.rawRetry != nil {
+		if err := s.loadRaw(ctx, s.rawRetry, s.rawRetryID); err != nil {
+			return false, err
+		}
+		s.mem.add(-rawRetryBytes * int64(len(s.rawRetry.ids)))
+		s.rawRetry, s.rawRetryID = nil, ""
+	}
 	src := &rawRows{}
 	for _, it := range items {
 		for _, p := range it.raw {
@@ -150,13 +166,29 @@ func (s *Store) writeRaw(ctx context.Context, items []flushItem) error {
 		}
 	}
 	if len(src.ids) == 0 {
-		return nil
+		return true, nil
 	}
+	s.rawSeq++
+	id := fmt.Sprintf("pgts-serve-%d-%d", s.openedAt.UnixNano(), s.rawSeq)
+	if err := s.loadRaw(ctx, src, id); err != nil {
+		// Held here from now on; the series' buffers let them go.
+		s.rawRetry, s.rawRetryID = src, id
+		s.mem.add(rawRetryBytes * int64(len(src.ids)))
+		return true, err
+	}
+	return true, nil
+}
+
+// loadRaw COPYs src under load ID id, then forgets the ledger of the
+// load (it is complete).
+func (s *Store) loadRaw(ctx context.Context, src *rawRows, id string) error {
+	src.reset()
 	cfg := copyload.DefaultConfig()
 	cfg.Workers = s.cfg.FlushWorkers
 	cfg.MaxRejects = -1
 	cfg.Now = s.cfg.Now
 	cfg.Logger = s.log
+	cfg.LoadID, cfg.Fingerprint = id, fmt.Sprintf("raw points: %d", len(src.ids))
 	ld, err := copyload.New(s.pool, s.mgr, s.raw, cfg)
 	if err != nil {
 		return fmt.Errorf("writing raw points: %w", err)
@@ -166,6 +198,9 @@ func (s *Store) writeRaw(ctx context.Context, items []flushItem) error {
 	s.counters.rawRefused.Add(sum.Rejected)
 	if err != nil {
 		return fmt.Errorf("writing %d raw points: %w", len(src.ids), err)
+	}
+	if _, err := s.pool.Exec(ctx, `DELETE FROM pgts.load WHERE load_id = $1`, id); err != nil {
+		s.log.Warn("forgetting the ledger of a raw points write", "load_id", id, "err", err)
 	}
 	return nil
 }

@@ -26,6 +26,9 @@ func (r *rawRows) TimeColumn() int       { return 0 }
 func (r *rawRows) Rows() int64           { return int64(len(r.ids)) }
 func (r *rawRows) Time() int64           { return r.ts[r.i-1] }
 
+// reset rewinds to the first row, for a rerun of the same rows.
+func (r *rawRows) reset() { r.i = 0 }
+
 func (r *rawRows) Next() bool {
 	if r.i >= len(r.ids) {
 		return false

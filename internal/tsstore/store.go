@@ -62,7 +62,15 @@ type Store struct {
 	closeMu sync.RWMutex
 	closed  bool
 
-	flushMu     sync.Mutex // one flush at a time
+	flushMu sync.Mutex // one flush at a time
+	// rawRetry holds the raw points of a write that failed part-way, under
+	// flushMu: some of its batches may have committed. The next flush
+	// writes exactly these rows again under the same load ID, so the
+	// loader's ledger skips the batches that committed (exactly once).
+	rawRetry    *rawRows
+	rawRetryID  string
+	rawSeq      int64
+	openedAt    time.Time // names the raw writes' load IDs
 	kick        chan struct{}
 	freedMu     sync.Mutex
 	freed       chan struct{} // closed and replaced after every flush
@@ -92,14 +100,15 @@ func Open(ctx context.Context, pool *pgxpool.Pool, cfg Config) (*Store, error) {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	s := &Store{
-		pool:    pool,
-		cfg:     cfg,
-		log:     log,
-		seed:    maphash.MakeSeed(),
-		schemas: map[string]*schemaInfo{},
-		bundles: map[bundleKey]int32{},
-		kick:    make(chan struct{}, 1),
-		freed:   make(chan struct{}),
+		pool:     pool,
+		cfg:      cfg,
+		log:      log,
+		seed:     maphash.MakeSeed(),
+		schemas:  map[string]*schemaInfo{},
+		bundles:  map[bundleKey]int32{},
+		kick:     make(chan struct{}, 1),
+		freed:    make(chan struct{}),
+		openedAt: time.Now(),
 	}
 	rules := append([]rra.Rule(nil), cfg.Rules...)
 	s.rules.Store(&rules)
