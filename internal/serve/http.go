@@ -223,6 +223,7 @@ func writeError(w http.ResponseWriter, code int, v2 bool, msg string) {
 func (s *Server) readBody(r *http.Request, slot *httpSlot, allowGzip bool) error {
 	max := s.limits.MaxBodyBytes
 	if r.ContentLength > int64(max) {
+		drainBody(r.Body, r.ContentLength)
 		return &httpError{http.StatusRequestEntityTooLarge, ingest.LimitError("request body", int(min(r.ContentLength, 1<<62)), max)}
 	}
 	var body io.Reader = r.Body
@@ -248,9 +249,23 @@ func (s *Server) readBody(r *http.Request, slot *httpSlot, allowGzip bool) error
 		return &httpError{http.StatusBadRequest, fmt.Errorf("%w: reading body: %v", ingest.ErrSyntax, err)}
 	}
 	if n > int64(max) {
+		drainBody(r.Body, drainBytes)
 		return &httpError{http.StatusRequestEntityTooLarge, ingest.LimitError("request body", int(n), max)}
 	}
 	return nil
+}
+
+// drainBytes is how much of a refused body is read and thrown away so
+// that the client, still sending it, gets the 413 rather than a reset
+// connection (closing a socket with unread data resets it).
+const drainBytes = 1 << 20
+
+// drainBody reads and discards a refused body of n bytes when it is at
+// most drainBytes; a larger one is left unread (the connection closes).
+func drainBody(body io.Reader, n int64) {
+	if n <= drainBytes {
+		io.Copy(io.Discard, io.LimitReader(body, drainBytes)) //nolint:errcheck // best effort
+	}
 }
 
 func (s *Server) decodeInflux(r *http.Request, slot *httpSlot) (ingest.Stats, error) {
