@@ -171,19 +171,7 @@ func TestRender(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []string{"load-batches.png", "load-batches-sorted.png", "load-average.png", "insert-steps.png", "query-steps.png"}
-	if len(res.Charts) != len(want) {
-		t.Fatalf("charts %v, want %v", res.Charts, want)
-	}
-	for i, p := range res.Charts {
-		if filepath.Base(p) != want[i] {
-			t.Errorf("chart %d = %s, want %s", i, p, want[i])
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		checkPNG(t, p, b)
-	}
+	checkCharts(t, res.Charts, want)
 	if b, err := os.ReadFile(res.Text); err != nil || string(b) != text || !strings.Contains(text, "qp100") {
 		t.Errorf("report.txt: %v", err)
 	}
@@ -277,10 +265,17 @@ func TestServeReport(t *testing.T) {
 		}
 	}
 	want := []string{"serve-rates.png", "serve-memory.png", "serve-waiting.png"}
-	if len(out.Charts) != len(want) {
-		t.Fatalf("charts %v, want %v", out.Charts, want)
+	checkCharts(t, out.Charts, want)
+}
+
+// checkCharts checks the chart files' names, in order, and that each is a
+// PNG of the expected size with drawn content.
+func checkCharts(t *testing.T, charts, want []string) {
+	t.Helper()
+	if len(charts) != len(want) {
+		t.Fatalf("charts %v, want %v", charts, want)
 	}
-	for i, p := range out.Charts {
+	for i, p := range charts {
 		if filepath.Base(p) != want[i] {
 			t.Errorf("chart %d = %s, want %s", i, p, want[i])
 		}
