@@ -182,11 +182,7 @@ func runLoad(ctx context.Context, a *app, f loadFlags, table string, files []str
 			if err != nil {
 				return usagef("%v", err)
 			}
-			display := name
-			if name == "-" {
-				display = "stdin"
-			}
-			fs.Inputs = append(fs.Inputs, copyload.Input{Name: display, Reader: rd})
+			fs.Inputs = append(fs.Inputs, copyload.Input{Name: info.Name, Reader: rd})
 			sources = append(sources, info)
 			if info.Size > 0 {
 				total += info.Size

@@ -6,8 +6,6 @@ import (
 	"strconv"
 	"sync"
 	"time"
-
-	"github.com/pgts/pgts/internal/pg"
 )
 
 // BatchLog writes one CSV line per committed batch:
@@ -34,5 +32,3 @@ func (c *BatchLog) Write(b BatchInfo) {
 		strconv.FormatInt(b.Bytes, 10), b.Start.UTC().Format(time.RFC3339Nano), strconv.FormatFloat(float64(b.Duration.Microseconds())/1000, 'f', 3, 64)})
 	c.w.Flush()
 }
-
-func quoteLeaf(schema, name string) string { return pg.QuoteQualified(schema, name) }

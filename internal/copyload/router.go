@@ -6,6 +6,7 @@ import (
 
 	"github.com/pgts/pgts/internal/copyenc"
 	"github.com/pgts/pgts/internal/partition"
+	"github.com/pgts/pgts/internal/pg"
 )
 
 // router groups rows into batches per destination table and hands full
@@ -86,7 +87,7 @@ func (r *router) batchFor(ctx context.Context, micros int64) (*batch, error) {
 			return nil, err
 		}
 		b.leaf = name
-		b.table = quoteLeaf(r.series.Schema, name)
+		b.table = pg.QuoteQualified(r.series.Schema, name)
 	}
 	r.open = append(r.open, b)
 	r.cur = b

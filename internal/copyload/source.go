@@ -50,11 +50,10 @@ func (s *FileSource) CopyColumns(t *Target) ([]Column, error) {
 // Run implements Source.
 func (s *FileSource) Run(ctx context.Context, r *router) error {
 	l := r.l
-	cols := make([]Column, len(s.Columns))
+	cols := l.cols // CopyColumns' result, resolved by Loader.Run
 	timeField := -1
-	for i, ci := range s.Columns {
-		cols[i] = l.target.Columns[ci]
-		if l.target.Series != nil && cols[i].Name == l.target.Series.TimeColumn {
+	for i, c := range cols {
+		if l.target.Series != nil && c.Name == l.target.Series.TimeColumn {
 			timeField = i
 		}
 	}
@@ -212,6 +211,9 @@ func (s *GenSource) Run(ctx context.Context, r *router) error {
 	lo, hi := int64(0), int64(0)
 	series := l.target.Series
 	if series != nil {
+		if series.TimeType != partition.Timestamptz && series.TimeType != partition.Timestamp {
+			return fmt.Errorf("generator %s writes timestamps; %s's time column is %s", s.Name, series, series.TimeType)
+		}
 		lo, hi = series.Window(l.cfg.Now())
 	}
 	var row int64
@@ -224,9 +226,6 @@ func (s *GenSource) Run(ctx context.Context, r *router) error {
 		var micros int64
 		if series != nil {
 			micros = g.Time()
-			if series.TimeType != partition.Timestamptz && series.TimeType != partition.Timestamp {
-				return fmt.Errorf("generator %s writes timestamps; %s's time column is %s", s.Name, series, series.TimeType)
-			}
 			if micros < lo || micros >= hi {
 				if err := l.reject(Reject{Source: s.Name, Line: row, Column: series.TimeColumn,
 					Reason: series.CheckTime(micros, l.cfg.Now()).Error()}); err != nil {

@@ -7,14 +7,8 @@ package records
 // it, so an escaped line end does not end the line), then decodes the
 // fields; one pass does both here, with the same result.
 func (r *Reader) parseText() status {
-	if r.state == psStart {
-		if r.pos == r.end {
-			if r.eof {
-				return stEnd
-			}
-			return stMore
-		}
-		r.state = psField
+	if st, wait := r.beginRecord(); wait {
+		return st
 	}
 	special := &r.special
 	for {
@@ -206,14 +200,8 @@ func unhex(c byte) (byte, bool) {
 // complete, the input ends, or the window is exhausted. Only the
 // delimiter and line ends are special.
 func (r *Reader) parseTSV() status {
-	if r.state == psStart {
-		if r.pos == r.end {
-			if r.eof {
-				return stEnd
-			}
-			return stMore
-		}
-		r.state = psField
+	if st, wait := r.beginRecord(); wait {
+		return st
 	}
 	special := &r.special
 	for {
@@ -258,4 +246,21 @@ func (r *Reader) parseTSV() status {
 			r.take(1)
 		}
 	}
+}
+
+// beginRecord moves past the start of a record when input is there; wait
+// reports that there is none yet (stMore) or no more (stEnd), with st the
+// status to return.
+func (r *Reader) beginRecord() (st status, wait bool) {
+	if r.state != psStart {
+		return 0, false
+	}
+	if r.pos == r.end {
+		if r.eof {
+			return stEnd, true
+		}
+		return stMore, true
+	}
+	r.state = psField
+	return 0, false
 }
