@@ -486,3 +486,49 @@ func TestServerCrashes(t *testing.T) {
 	pool.Reset()
 	resumeAndCheck(t, pool, m, target, "immediate", 60)
 }
+
+// TestLocalTimestampRouting loads a `timestamp` (without time zone) time
+// column from text that carries zones: PostgreSQL ignores the zone for
+// that type, so the row's partition must be chosen from the wall-clock
+// time as written, not from the instant the zone would make of it.
+func TestLocalTimestampRouting(t *testing.T) {
+	ctx := context.Background()
+	pool := pgtest.Pool(t)
+	m := partition.NewManager(pool, nil, func() time.Time { return now0 })
+	if _, err := m.Create(ctx, partition.CreateSpec{Name: "lt", TimeColumn: "time", Interval: partition.Interval{Days: 1}, Premake: 2,
+		Columns: "time timestamp not null, v int"}); err != nil {
+		t.Fatal(err)
+	}
+	target, err := LookupTarget(ctx, pool, m, "lt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 23:30 on the 13th as written; as an instant, -02 would be the 14th.
+	input := "2024-03-13 23:30:00-02,1\n2024-03-14 00:30:00+05,2\n"
+	for _, text := range []bool{false, true} {
+		if _, err := pool.Exec(ctx, `TRUNCATE lt`); err != nil {
+			t.Fatal(err)
+		}
+		rd, err := records.NewReader(strings.NewReader(input), records.DefaultOptions(records.CSV))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := testConfig(1)
+		cfg.Now, cfg.Text = func() time.Time { return now0 }, text
+		l, err := New(pool, m, target, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum, err := l.Run(ctx, &FileSource{Inputs: []Input{{Name: "lt.csv", Reader: rd}}, Columns: []int{0, 1}})
+		if err != nil || sum.Loaded != 2 || sum.Rejected != 0 {
+			t.Fatalf("text=%v: summary %+v, %v", text, sum, err)
+		}
+		var got string
+		if err := pool.QueryRow(ctx, `SELECT string_agg(tableoid::regclass::text || ' ' || time::text, ', ' ORDER BY v) FROM lt`).Scan(&got); err != nil {
+			t.Fatal(err)
+		}
+		if want := "lt_p20240313 2024-03-13 23:30:00, lt_p20240314 2024-03-14 00:30:00"; got != want {
+			t.Fatalf("text=%v: stored %q, want %q", text, got, want)
+		}
+	}
+}

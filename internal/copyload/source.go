@@ -148,8 +148,12 @@ func (s *FileSource) route(ctx context.Context, r *router, name string, src int3
 // parseTime reads the time column's text as micros.
 func parseTime(tt partition.TimeType, f []byte) (int64, error) {
 	switch tt {
-	case partition.Timestamptz, partition.Timestamp:
+	case partition.Timestamptz:
 		return copyenc.ParseTimestamp(f)
+	case partition.Timestamp:
+		// The server ignores a zone written in a timestamp without time
+		// zone: route by the wall-clock time as written, as it stores it.
+		return copyenc.ParseLocalTimestamp(f)
 	case partition.Date:
 		d, err := copyenc.ParseDate(f)
 		if err != nil {
