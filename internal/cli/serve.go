@@ -54,7 +54,10 @@ func newServeCmd(a *app) *cobra.Command {
 (UDP and TCP), Influx line protocol and Prometheus remote write (HTTP), and
 store them in round-robin archives (the [[ds]] sections) and, optionally, a
 raw series table. Every listener binds to 127.0.0.1 unless configured
-otherwise; an empty address disables it.
+otherwise; an empty address disables it. The HTTP port also serves the
+Graphite query API (/render, /metrics/find, ...) for Grafana's Graphite
+data source, and, with --blaster, /blaster/set?rate=R&n=N, which makes the
+daemon send itself Graphite load (rate=0 stops it).
 
 SIGHUP rereads the [[ds]] sections of --config. SIGTERM and SIGINT stop
 accepting, store what was received, flush StatsD and the cache, and exit 0.
