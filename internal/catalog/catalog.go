@@ -36,6 +36,10 @@ const Schema = "pgts"
 // ASCII); the second key identifies the object.
 const LockKey = 0x70677473
 
+// LoadLockKey is the first key of a resumable load's session advisory
+// lock, held for the whole run; the second key is hashtext(load_id).
+const LoadLockKey = LockKey + 1
+
 // migrations are applied in order, each once, each in its own transaction.
 // Never edit a released migration: append a new one.
 var migrations = []string{
@@ -139,6 +143,19 @@ var migrations = []string{
 		JOIN pgts.rra_data d ON d.bundle_id = a.bundle_id AND d.seg = m.id / 200
 		WHERE d.times[m.id % 200 + 1] > extract(epoch FROM now()) - b.step_s::bigint * b.size;
 	COMMENT ON VIEW pgts.rra_points IS 'Archive values by series: one row per stored slot of each archive within its span; time is the end of the slot.';`,
+	// 3: a resumable load is identified by its content: each committed
+	// batch keeps a digest of the rows it sent and the input lines they
+	// came from; the run holding the load's lock says where it runs.
+	`ALTER TABLE pgts.load_batch
+		ADD COLUMN IF NOT EXISTS digest bytea,
+		ADD COLUMN IF NOT EXISTS first_line bigint,
+		ADD COLUMN IF NOT EXISTS last_line bigint;
+	COMMENT ON COLUMN pgts.load_batch.digest IS 'SHA-256 of the batch as sent (its target and encoded rows): a resume refuses input whose batch differs.';
+	ALTER TABLE pgts.load
+		ADD COLUMN IF NOT EXISTS run_pid integer,
+		ADD COLUMN IF NOT EXISTS run_host text,
+		ADD COLUMN IF NOT EXISTS run_started_at timestamptz;
+	COMMENT ON COLUMN pgts.load.run_pid IS 'Process ID of the last run that took the load''s lock (pg_advisory_lock(LoadLockKey, hashtext(load_id))).';`,
 }
 
 // Version is the catalog version this build of pgts writes.

@@ -53,3 +53,29 @@ func TestNewerCatalogRefused(t *testing.T) {
 		t.Fatal("a newer catalog was accepted")
 	}
 }
+
+// TestLoadDigestMigration: migration 3 adds the ledger's digest and the
+// run's pid and host, and applies again cleanly over itself.
+func TestLoadDigestMigration(t *testing.T) {
+	ctx := context.Background()
+	pool := pgtest.Pool(t)
+	if err := Migrate(ctx, pool); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, `DELETE FROM pgts.schema_version WHERE version = 3`); err != nil {
+		t.Fatal(err)
+	}
+	if err := Migrate(ctx, pool); err != nil {
+		t.Fatalf("migration 3 over itself: %v", err)
+	}
+	var n int
+	err := pool.QueryRow(ctx, `SELECT count(*) FROM information_schema.columns WHERE table_schema = 'pgts'
+		AND (table_name, column_name) IN (('load_batch', 'digest'), ('load_batch', 'first_line'), ('load_batch', 'last_line'),
+			('load', 'run_pid'), ('load', 'run_host'), ('load', 'run_started_at'))`).Scan(&n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != 6 {
+		t.Fatalf("%d of the 6 columns of migration 3", n)
+	}
+}

@@ -2,8 +2,6 @@ package cli
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -153,14 +151,12 @@ func runLoad(ctx context.Context, a *app, f loadFlags, table string, files []str
 			c.Close()
 		}
 	}()
-	fp := sha256.New()
-	fmt.Fprintf(fp, "%s|%d|%d|%v|%s|", target, cfg.BatchRows, cfg.BatchBytes, cfg.Text, f.route)
 	if f.generate != "" {
 		g, err := f.gen.build(f.generate)
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(fp, "gen:%s:%+v", f.generate, f.gen)
+		cfg.Fingerprint = "generator " + f.generate
 		src = &copyload.GenSource{Name: "generator " + f.generate, Gen: g}
 		total = max(g.Rows(), 0)
 	} else {
@@ -187,17 +183,12 @@ func runLoad(ctx context.Context, a *app, f loadFlags, table string, files []str
 			if info.Size > 0 {
 				total += info.Size
 			}
-			st, _ := os.Stat(name)
-			if st != nil {
-				fmt.Fprintf(fp, "file:%s:%d:%d|", name, st.Size(), st.ModTime().UnixNano())
-			} else {
-				fmt.Fprintf(fp, "file:%s|", name)
-			}
 		}
 		if fs.Columns, err = mapColumns(target, f, fs.Inputs); err != nil {
 			return err
 		}
-		fmt.Fprintf(fp, "cols:%v|%+v", fs.Columns, ropts)
+		cfg.Fingerprint = fmt.Sprintf("format=%v delimiter=%q quote=%q escape=%q null=%q header=%v strict=%v",
+			ropts.Format, ropts.Delimiter, ropts.Quote, ropts.Escape, ropts.Null, ropts.Header, ropts.Strict)
 		position = func() int64 {
 			var p int64
 			for _, s := range sources {
@@ -207,7 +198,6 @@ func runLoad(ctx context.Context, a *app, f loadFlags, table string, files []str
 		}
 		src = fs
 	}
-	cfg.Fingerprint = hex.EncodeToString(fp.Sum(nil))
 
 	rejects, err := newRejectSinks(a, f, files)
 	if err != nil {

@@ -31,6 +31,8 @@ type batch struct {
 	ends  []int   // end offset of each row in enc.Bytes()
 	lines []int64 // source line (or generator row number) of each row
 	srcs  []int32 // index into the loader's source names, per row
+	// digest is batchDigest's, for the ledger; set by the worker once.
+	digest []byte
 }
 
 func (b *batch) rows() int { return len(b.ends) }
@@ -47,7 +49,7 @@ func (b *batch) rowRange(i, j int) []byte {
 func (b *batch) reset() {
 	b.enc.Reset()
 	b.ends, b.lines, b.srcs = b.ends[:0], b.lines[:0], b.srcs[:0]
-	b.seq, b.table, b.leaf = 0, "", ""
+	b.seq, b.table, b.leaf, b.digest = 0, "", "", nil
 }
 
 // copyReader streams rows [i, j) in the COPY format: binary needs its

@@ -40,8 +40,11 @@ type Config struct {
 	// ledger row commits with the batch, and a rerun with the same ID and
 	// the same input skips the batches that committed.
 	LoadID string
-	// Fingerprint identifies the input and options of a resumable load; a
-	// rerun with a different fingerprint is refused.
+	// Fingerprint describes the input options that decide where records
+	// start and end (format, delimiter, quoting, header): with the table,
+	// the columns and the batch options it must be the same on a resume.
+	// Input names, sizes and times do not belong here: a resume compares
+	// each batch it skips with the digest of the committed one.
 	Fingerprint string
 	// MaxRejects aborts the load once more rows than this are rejected;
 	// negative means no limit.
@@ -145,6 +148,7 @@ type Loader struct {
 	colOf    sync.Map      // constraint (schema.table.name) → its single column, for server rejects
 	sources  []string      // names of sources, indexed by batch.srcs
 	done     map[int64]ledgerEntry
+	lockConn *pgx.Conn // holds the load ID's advisory lock during Run
 	read     atomic.Int64
 	loaded   atomic.Int64
 	rejected atomic.Int64
@@ -226,6 +230,7 @@ func (l *Loader) Run(ctx context.Context, src Source) (Summary, error) {
 	l.cols, l.typeMap = cols, pgtype.NewMap()
 	l.copyTail = " (" + columnList(cols) + ") FROM STDIN (FORMAT " + format + ")"
 	if l.cfg.LoadID != "" {
+		defer l.unlockLoad()
 		done, err := l.openLedger(ctx)
 		if err != nil {
 			return Summary{}, err

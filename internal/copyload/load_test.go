@@ -322,7 +322,7 @@ func TestInterruptThenResume(t *testing.T) {
 	// A different input under the same ID is refused.
 	cfg.Fingerprint = "other"
 	l, _ = New(pool, m, target, cfg)
-	if _, err := l.Run(ctx, &GenSource{Name: "conditions", Gen: conditions(t, 40)}); err == nil || !strings.Contains(err.Error(), "different load") {
+	if _, err := l.Run(ctx, &GenSource{Name: "conditions", Gen: conditions(t, 40)}); err == nil || !strings.Contains(err.Error(), "other batch options") {
 		t.Fatalf("fingerprint mismatch: %v", err)
 	}
 }

@@ -2,7 +2,6 @@ package copyload
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/pgts/pgts/internal/copyenc"
 	"github.com/pgts/pgts/internal/partition"
@@ -120,9 +119,9 @@ func (r *router) send(ctx context.Context, i int) error {
 	r.seq++
 	b.seq = r.seq
 	if e, ok := r.l.done[b.seq]; ok {
-		if int64(b.rows()) != e.rows+e.rejected {
-			return fmt.Errorf("load %q: batch %d has %d rows now but had %d when it was committed: the input changed since the first run",
-				r.l.cfg.LoadID, b.seq, b.rows(), e.rows+e.rejected)
+		if err := r.l.checkSkipped(b, e); err != nil {
+			r.l.release(b)
+			return err
 		}
 		r.l.skipped.Add(e.rows)
 		r.l.skippedB.Add(1)

@@ -60,6 +60,9 @@ func (l *Loader) worker(ctx context.Context, id int) error {
 func (l *Loader) sendWithRetry(ctx context.Context, conn **pgxpool.Conn, id int, b *batch) error {
 	delay := l.cfg.Retry.BaseDelay
 	missingRetried := false
+	if l.cfg.LoadID != "" && b.digest == nil {
+		b.digest = batchDigest(b)
+	}
 	var lastErr error
 	for attempt := 1; attempt <= l.cfg.Retry.Attempts; attempt++ {
 		if attempt > 1 {

@@ -1,0 +1,125 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pgts/pgts/internal/pgtest"
+)
+
+// runIn is run with stdin.
+func runIn(t *testing.T, env map[string]string, stdin string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	e := Env{Stdin: strings.NewReader(stdin), Stdout: &out, Stderr: &errb, Getenv: func(k string) string { return env[k] },
+		IsTerminal: func() bool { return false }}
+	root := NewRoot(e)
+	root.SetArgs(args)
+	ctx := context.Background()
+	err := root.ExecuteContext(ctx)
+	code = ExitCode(ctx, err)
+	if err != nil {
+		errb.WriteString("pgts: " + err.Error() + "\n")
+	}
+	return out.String(), errb.String(), code
+}
+
+// loadTable makes a one-day series table m accepting the last 30 days.
+func loadTable(t *testing.T) (env map[string]string, db string) {
+	t.Helper()
+	db = pgtest.DB(t)
+	env = map[string]string{"DATABASE_URL": db}
+	if _, stderr, code := run(t, env, "table", "create", "m", "--columns", "time timestamptz not null, device int not null, v float8",
+		"--interval", "1 day", "--accept-past", "30 days"); code != 0 {
+		t.Fatalf("create: %d %s", code, stderr)
+	}
+	return env, db
+}
+
+// textRows renders n rows starting at day: time, device, value.
+func textRows(day time.Time, from, n int) string {
+	var b strings.Builder
+	for i := from; i < from+n; i++ {
+		fmt.Fprintf(&b, "%s\t%d\t%d.5\n", day.Add(time.Duration(i)*time.Second).Format("2006-01-02 15:04:05Z07:00"), i%7, i)
+	}
+	return b.String()
+}
+
+func countM(t *testing.T, db string) (n, distinct int64) {
+	t.Helper()
+	pool := pgtest.PoolFor(t, db)
+	if err := pool.QueryRow(context.Background(), `SELECT count(*), count(DISTINCT (time, device)) FROM m`).Scan(&n, &distinct); err != nil {
+		t.Fatal(err)
+	}
+	return n, distinct
+}
+
+// TestResumeRefusesOtherStdin: a reused --load-id on a stream with other
+// rows is refused, naming the first differing batch and its lines, and
+// loads nothing (it used to skip the second day as "already loaded").
+func TestResumeRefusesOtherStdin(t *testing.T) {
+	env, db := loadTable(t)
+	day1 := time.Now().UTC().Truncate(24 * time.Hour).Add(-48 * time.Hour)
+	args := []string{"load", "m", "-", "--format", "text", "--load-id", "s", "--batch-size", "10", "--workers", "2"}
+	if _, stderr, code := runIn(t, env, textRows(day1, 0, 30), args...); code != 0 {
+		t.Fatalf("first load: %d %s", code, stderr)
+	}
+	_, stderr, code := runIn(t, env, textRows(day1.Add(24*time.Hour), 0, 30), args...)
+	if code != 1 || !strings.Contains(stderr, "batch 1 ") || !strings.Contains(stderr, "stdin lines 1-10") {
+		t.Fatalf("second day under the same load ID: exit %d\n%s", code, stderr)
+	}
+	if n, _ := countM(t, db); n != 30 {
+		t.Fatalf("%d rows stored, want the first day's 30", n)
+	}
+	// The same rows again resume (nothing to do).
+	if _, stderr, code := runIn(t, env, textRows(day1, 0, 30), args...); code != 0 || !strings.Contains(stderr, "already loaded 30") {
+		t.Fatalf("same stdin again: exit %d\n%s", code, stderr)
+	}
+}
+
+// TestResumeRenamedFile: a file's load resumes under another path (a copy,
+// ./name, a touch) as long as the rows are the same; it used to be refused
+// by path, size and modification time.
+func TestResumeRenamedFile(t *testing.T) {
+	env, db := loadTable(t)
+	day := time.Now().UTC().Truncate(24 * time.Hour).Add(-48 * time.Hour)
+	dir := t.TempDir()
+	part := filepath.Join(dir, "part.tsv")
+	whole := filepath.Join(dir, "whole.tsv")
+	if err := os.WriteFile(part, []byte(textRows(day, 0, 20)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(whole, []byte(textRows(day, 0, 45)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"--format", "text", "--load-id", "f", "--batch-size", "10", "--workers", "1"}
+	if _, stderr, code := run(t, env, append([]string{"load", "m", part}, args...)...); code != 0 {
+		t.Fatalf("first load: %d %s", code, stderr)
+	}
+	// The whole file under another name: the first 20 rows are the same.
+	_, stderr, code := run(t, env, append([]string{"load", "m", whole}, args...)...)
+	if code != 0 || !strings.Contains(stderr, "loaded 25 + rejected 0 + already loaded 20") {
+		t.Fatalf("resume under another name: exit %d\n%s", code, stderr)
+	}
+	now := time.Now()
+	if err := os.Chtimes(whole, now, now); err != nil {
+		t.Fatal(err)
+	}
+	if _, stderr, code := run(t, env, append([]string{"load", "m", whole}, args...)...); code != 0 || !strings.Contains(stderr, "already loaded 45") {
+		t.Fatalf("after touch: exit %d\n%s", code, stderr)
+	}
+	if n, d := countM(t, db); n != 45 || d != 45 {
+		t.Fatalf("%d rows (%d distinct), want 45", n, d)
+	}
+	// Another batch size changes batch boundaries: refused, saying why.
+	_, stderr, code = run(t, env, "load", "m", whole, "--format", "text", "--load-id", "f", "--batch-size", "7")
+	if code != 1 || !strings.Contains(stderr, "batch_rows=10") || !strings.Contains(stderr, "batch_rows=7") {
+		t.Fatalf("other batch size: exit %d\n%s", code, stderr)
+	}
+}
