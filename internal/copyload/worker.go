@@ -191,8 +191,8 @@ func (l *Loader) batchErr(b *batch, err error) error {
 }
 
 // tryBatch sends the batch in one transaction. A batch the server refuses
-// for its data is bisected inside savepoints until the bad rows are
-// isolated; the good rows commit with the ledger row.
+// for its data is sent again through a staging table that isolates the
+// refused rows (isolate); the good rows commit with the ledger row.
 func (l *Loader) tryBatch(ctx context.Context, conn *pgx.Conn, b *batch) (int64, []Reject, error) {
 	tx, err := conn.BeginTx(ctx, l.txOpts)
 	if err != nil {
@@ -208,15 +208,18 @@ func (l *Loader) tryBatch(ctx context.Context, conn *pgx.Conn, b *batch) (int64,
 		if !pg.DataError(err) {
 			return 0, nil, err
 		}
-		// Start over with savepoints around halves.
+		// Start over through the staging table (see isolate).
 		if rerr := tx.Rollback(ctx); rerr != nil {
 			return 0, nil, rerr
 		}
 		l.splits.Add(1)
+		if err := l.ensureStage(ctx, conn); err != nil {
+			return 0, nil, err
+		}
 		if tx, err = conn.BeginTx(ctx, l.txOpts); err != nil {
 			return 0, nil, err
 		}
-		if loaded, rejects, err = l.bisect(ctx, conn, tx, b, sql, 0, n); err != nil {
+		if loaded, rejects, err = l.isolate(ctx, conn, tx, b); err != nil {
 			return 0, nil, err
 		}
 	}
@@ -234,37 +237,6 @@ func (l *Loader) tryBatch(ctx context.Context, conn *pgx.Conn, b *batch) (int64,
 	return loaded, rejects, nil
 }
 
-// bisect loads rows [i, j) inside a savepoint, splitting on data errors.
-func (l *Loader) bisect(ctx context.Context, conn *pgx.Conn, tx pgx.Tx, b *batch, sql string, i, j int) (int64, []Reject, error) {
-	sp, err := tx.Begin(ctx) // a savepoint
-	if err != nil {
-		return 0, nil, err
-	}
-	_, err = conn.PgConn().CopyFrom(ctx, b.copyReader(i, j, l.binary), sql)
-	if err == nil {
-		return int64(j - i), nil, sp.Commit(ctx)
-	}
-	if !pg.DataError(err) {
-		return 0, nil, err
-	}
-	if rerr := sp.Rollback(ctx); rerr != nil {
-		return 0, nil, rerr
-	}
-	if j-i == 1 {
-		return 0, []Reject{l.serverReject(ctx, conn, b, i, err)}, nil
-	}
-	mid := i + (j-i)/2
-	n1, r1, err := l.bisect(ctx, conn, tx, b, sql, i, mid)
-	if err != nil {
-		return 0, nil, err
-	}
-	n2, r2, err := l.bisect(ctx, conn, tx, b, sql, mid, j)
-	if err != nil {
-		return 0, nil, err
-	}
-	return n1 + n2, append(r1, r2...), nil
-}
-
 // serverReject describes row i of b refused by the server. conn is in
 // the batch's transaction, usable (the savepoint was rolled back).
 func (l *Loader) serverReject(ctx context.Context, conn *pgx.Conn, b *batch, i int, err error) Reject {
@@ -277,6 +249,9 @@ func (l *Loader) serverReject(ctx context.Context, conn *pgx.Conn, b *batch, i i
 		r.Reason = pgErr.Message
 		if pgErr.Detail != "" {
 			r.Reason += ": " + pgErr.Detail
+		}
+		if pgErr.Hint != "" {
+			r.Reason += " Hint: " + pgErr.Hint
 		}
 		r.Reason += " (SQLSTATE " + pgErr.Code + ")"
 		r.Column = pgErr.ColumnName
