@@ -397,28 +397,58 @@ func newRejectSinks(a *app, f loadFlags, files []string) (*rejectSinks, error) {
 func (s *rejectSinks) Reject(r copyload.Reject) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.single != nil {
-		return s.single.Reject(r)
+	w, err := s.sink(r.Source)
+	if err != nil {
+		return err
 	}
-	path, ok := s.files[r.Source]
+	return w.Reject(r)
+}
+
+// RejectBatch writes a batch's rejects, one flush per destination run.
+func (s *rejectSinks) RejectBatch(rs []copyload.Reject) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i := 0; i < len(rs); {
+		w, err := s.sink(rs[i].Source)
+		if err != nil {
+			return err
+		}
+		j := i + 1
+		for j < len(rs) && rs[j].Source == rs[i].Source {
+			j++
+		}
+		if err := w.RejectBatch(rs[i:j]); err != nil {
+			return err
+		}
+		i = j
+	}
+	return nil
+}
+
+// sink returns the writer of a source's rejects. s.mu is held.
+func (s *rejectSinks) sink(source string) (*copyload.CSVRejects, error) {
+	if s.single != nil {
+		return s.single, nil
+	}
+	path, ok := s.files[source]
 	if !ok {
 		if s.stderr == nil {
 			s.stderr = copyload.NewCSVRejects(s.a.env.Stderr)
 		}
-		return s.stderr.Reject(r)
+		return s.stderr, nil
 	}
 	w, ok := s.open[path]
 	if !ok {
 		f, err := os.Create(path)
 		if err != nil {
-			return fmt.Errorf("creating rejects file: %w", err)
+			return nil, fmt.Errorf("creating rejects file: %w", err)
 		}
 		s.closer = append(s.closer, f)
 		s.a.log.Warn("rows rejected; see the rejects file", "file", filepath.Clean(path))
 		w = copyload.NewCSVRejects(f)
 		s.open[path] = w
 	}
-	return w.Reject(r)
+	return w, nil
 }
 
 func (s *rejectSinks) Close() {

@@ -2,6 +2,7 @@ package copyload
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"sort"
 	"strings"
@@ -147,7 +148,8 @@ type rowReject struct {
 // returns how many it stored and the ords of the rows ON CONFLICT
 // skipped. The rows are inserted in ord order, so of identical rows the
 // first ones are stored: the rows returned are matched with the staged
-// ones by their text and, among equal texts, by order.
+// ones by their text and, among equal texts, by order — only when some
+// but not all were stored (the subqueries of CASE run when reached).
 func (l *Loader) insertSQL(table string) string {
 	cols := columnList(l.cols)
 	tcols := make([]string, len(l.cols))
@@ -162,9 +164,13 @@ func (l *Loader) insertSQL(table string) string {
 	got AS (SELECT r, count(*) AS n FROM ins GROUP BY r),
 	st AS (SELECT ` + stageOrd + ` AS ord, r, row_number() OVER (PARTITION BY r ORDER BY ` + stageOrd + `) AS k
 		FROM (SELECT ` + stageOrd + `, ROW(` + cols + `)::text AS r FROM pg_temp.` + stageTable + ` WHERE ` + stageOrd + ` BETWEEN $1 AND $2) s)
-	SELECT (SELECT count(*) FROM ins),
-		coalesce(array_agg(st.ord ORDER BY st.ord) FILTER (WHERE st.k > coalesce(got.n, 0)), '{}')
-	FROM st LEFT JOIN got USING (r)`
+	SELECT c.n, CASE
+		WHEN c.n = 0 THEN (SELECT coalesce(array_agg(` + stageOrd + ` ORDER BY ` + stageOrd + `), '{}') FROM pg_temp.` + stageTable + `
+			WHERE ` + stageOrd + ` BETWEEN $1 AND $2)
+		WHEN c.n = $2 - $1 + 1 THEN '{}'
+		ELSE (SELECT coalesce(array_agg(st.ord ORDER BY st.ord) FILTER (WHERE st.k > coalesce(got.n, 0)), '{}')
+			FROM st LEFT JOIN got USING (r)) END
+	FROM (SELECT count(*) AS n FROM ins) c`
 }
 
 // savepoint runs f inside a savepoint of tx, released when f succeeds and
@@ -193,9 +199,15 @@ type uniqueKey struct {
 // first unique index (primary key first) whose key is now stored, in the
 // words of the server's unique_violation with its DETAIL.
 func (l *Loader) duplicateRejects(ctx context.Context, tx pgx.Tx, b *batch, rows []int) ([]rowReject, error) {
-	keys, err := uniqueKeys(ctx, tx, b.table)
+	keys, only, err := l.uniqueKeys(ctx, tx, b.table)
 	if err != nil {
 		return nil, err
+	}
+	colIdx := map[string]int{}
+	all := make([]string, len(l.cols))
+	for k, c := range l.cols {
+		colIdx[c.Name] = k
+		all[k] = "s." + pg.QuoteIdent(c.Name) + "::text"
 	}
 	left := map[int64]bool{}
 	ords := make([]int64, len(rows))
@@ -204,40 +216,58 @@ func (l *Loader) duplicateRejects(ctx context.Context, tx pgx.Tx, b *batch, rows
 		left[ords[k]] = true
 	}
 	var out []rowReject
+keys:
 	for _, key := range keys {
 		if len(left) == 0 {
 			break
 		}
-		vals := make([]string, len(key.cols))
 		match := make([]string, len(key.cols))
 		for k, c := range key.cols {
+			if _, ok := colIdx[c]; !ok {
+				continue keys // a key column the load does not write
+			}
 			q := pg.QuoteIdent(c)
-			vals[k] = "coalesce(s." + q + "::text, 'null')"
 			match[k] = "t." + q + " = s." + q
 		}
-		rs, err := tx.Query(ctx, `SELECT s.`+stageOrd+`, ARRAY[`+strings.Join(vals, ", ")+`] FROM pg_temp.`+stageTable+` s
-			WHERE s.`+stageOrd+` = ANY($1) AND EXISTS (SELECT 1 FROM `+b.table+` t WHERE `+strings.Join(match, " AND ")+`)`, ords)
+		prefix := fmt.Sprintf("duplicate key value violates unique constraint %q: Key (%s)=(", key.name, strings.Join(key.cols, ", "))
+		// With one arbiter, every skipped row conflicted on it.
+		exists := ""
+		if !only {
+			exists = ` AND EXISTS (SELECT 1 FROM ` + b.table + ` t WHERE ` + strings.Join(match, " AND ") + `)`
+		}
+		// IN (SELECT unnest) is a hashed semi-join; = ANY(array) would
+		// compare each staged row with every element.
+		rs, err := tx.Query(ctx, `SELECT s.`+stageOrd+`, `+strings.Join(all, ", ")+` FROM pg_temp.`+stageTable+` s
+			WHERE s.`+stageOrd+` IN (SELECT unnest($1::bigint[]))`+exists, ords)
 		if err != nil {
 			return nil, fmt.Errorf("explaining duplicate rows: %w", err)
 		}
 		for rs.Next() {
-			var ord int64
-			var v []string
-			if err := rs.Scan(&ord, &v); err != nil {
+			// Raw values: text columns come as their bytes (nil for
+			// NULL), the ord as a binary int8; no per-value decoding.
+			raw := rs.RawValues()
+			if len(raw) != len(l.cols)+1 || len(raw[0]) != 8 {
 				rs.Close()
-				return nil, err
+				return nil, fmt.Errorf("explaining duplicate rows: unexpected row shape")
 			}
+			ord := int64(binary.BigEndian.Uint64(raw[0]))
+			v := raw[1:]
 			if !left[ord] {
 				continue
 			}
 			delete(left, ord)
-			reason := fmt.Sprintf("duplicate key value violates unique constraint %q: Key (%s)=(%s) already exists. (SQLSTATE 23505)",
-				key.name, strings.Join(key.cols, ", "), strings.Join(v, ", "))
+			kv := make([]string, len(key.cols))
+			for k, c := range key.cols {
+				kv[k] = string(v[colIdx[c]])
+			}
+			reason := prefix + strings.Join(kv, ", ") + ") already exists. (SQLSTATE 23505)"
 			col := ""
 			if len(key.cols) == 1 {
 				col = key.cols[0]
 			}
-			out = append(out, rowReject{int(ord - 1), l.rowReject(b, int(ord-1), col, reason)})
+			r := l.rowReject(b, int(ord-1), col, reason, false)
+			r.Record = textRecord(v)
+			out = append(out, rowReject{int(ord - 1), r})
 		}
 		rs.Close()
 		if err := rs.Err(); err != nil {
@@ -246,14 +276,42 @@ func (l *Loader) duplicateRejects(ctx context.Context, tx pgx.Tx, b *batch, rows
 	}
 	for ord := range left {
 		out = append(out, rowReject{int(ord - 1), l.rowReject(b, int(ord-1), "",
-			"conflicts with a stored row under a unique index on expressions, a partial unique index or an exclusion constraint (SQLSTATE 23505)")})
+			"conflicts with a stored row under a unique index on expressions, a partial unique index or an exclusion constraint (SQLSTATE 23505)", true)})
 	}
 	return out, nil
 }
 
+// tableKeys are a table's unique keys; only: it has no other arbiter of
+// ON CONFLICT (no exclusion constraint, no other unique index).
+type tableKeys struct {
+	keys []uniqueKey
+	only bool
+}
+
 // uniqueKeys lists the valid, non-partial unique indexes of table on plain
-// columns, the primary key first.
-func uniqueKeys(ctx context.Context, tx pgx.Tx, table string) ([]uniqueKey, error) {
+// columns, the primary key first, and reports whether they are the
+// table's only arbiters of ON CONFLICT. Cached per table for the load.
+func (l *Loader) uniqueKeys(ctx context.Context, tx pgx.Tx, table string) ([]uniqueKey, bool, error) {
+	if v, ok := l.keysOf.Load(table); ok {
+		t := v.(tableKeys)
+		return t.keys, t.only, nil
+	}
+	keys, err := readUniqueKeys(ctx, tx, table)
+	if err != nil {
+		return nil, false, err
+	}
+	var arbiters int
+	err = tx.QueryRow(ctx, `SELECT count(*) FROM pg_index i WHERE i.indrelid = to_regclass($1) AND i.indisvalid
+		AND (i.indisunique OR i.indisexclusion)`, table).Scan(&arbiters)
+	if err != nil {
+		return nil, false, fmt.Errorf("reading the indexes of %s: %w", table, err)
+	}
+	t := tableKeys{keys: keys, only: len(keys) == 1 && arbiters == 1}
+	l.keysOf.Store(table, t)
+	return t.keys, t.only, nil
+}
+
+func readUniqueKeys(ctx context.Context, tx pgx.Tx, table string) ([]uniqueKey, error) {
 	rows, err := tx.Query(ctx, `SELECT c.relname::text, array_agg(a.attname::text ORDER BY k.n)
 		FROM pg_index i
 		JOIN pg_class c ON c.oid = i.indexrelid
@@ -277,11 +335,30 @@ func uniqueKeys(ctx context.Context, tx pgx.Tx, table string) ([]uniqueKey, erro
 	return keys, rows.Err()
 }
 
-// rowReject is the reject of row i of b for reason.
-func (l *Loader) rowReject(b *batch, i int, col, reason string) Reject {
-	r := Reject{Line: b.lines[i], Column: col, Reason: reason, Record: l.rowRecord(b, i)}
+// rowReject is the reject of row i of b for reason, with its record
+// decoded from the batch when record is set.
+func (l *Loader) rowReject(b *batch, i int, col, reason string, record bool) Reject {
+	r := Reject{Line: b.lines[i], Column: col, Reason: reason}
+	if record {
+		r.Record = l.rowRecord(b, i)
+	}
 	if int(b.srcs[i]) < len(l.sources) {
 		r.Source = l.sources[b.srcs[i]]
 	}
 	return r
+}
+
+// textRecord renders the server's text form of a row's values (nil for
+// NULL) as the CSV record of the reject file.
+func textRecord(vals [][]byte) string {
+	var b []byte
+	for i, v := range vals {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		if v != nil {
+			b = appendCSVField(b, v)
+		}
+	}
+	return string(b)
 }

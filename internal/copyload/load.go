@@ -147,6 +147,7 @@ type Loader struct {
 	txOpts   pgx.TxOptions // BEGIN, with synchronous_commit unless AsyncCommit
 	colOf    sync.Map      // constraint (schema.table.name) → its single column, for server rejects
 	staged   sync.Map      // *pgx.Conn → true once it has this load's staging table
+	keysOf   sync.Map      // quoted table → tableKeys, for duplicate rejects
 	sources  []string      // names of sources, indexed by batch.srcs
 	done     map[int64]ledgerEntry
 	lockConn *pgx.Conn // holds the load ID's advisory lock during Run

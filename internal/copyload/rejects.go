@@ -28,6 +28,13 @@ type RejectSink interface {
 	Reject(Reject) error
 }
 
+// BatchRejectSink is a RejectSink that also takes the rejects of one
+// batch at once (one write and flush for thousands of duplicates).
+type BatchRejectSink interface {
+	RejectSink
+	RejectBatch([]Reject) error
+}
+
 // CSVRejects writes rejects as CSV with a header line:
 // source,line,column,reason,record.
 type CSVRejects struct {
@@ -52,6 +59,25 @@ func (c *CSVRejects) Reject(r Reject) error {
 	}
 	if err := c.w.Write([]string{r.Source, strconv.FormatInt(r.Line, 10), r.Column, r.Reason, r.Record}); err != nil {
 		return fmt.Errorf("writing reject: %w", err)
+	}
+	c.w.Flush()
+	return c.w.Error()
+}
+
+// RejectBatch writes rs and flushes once.
+func (c *CSVRejects) RejectBatch(rs []Reject) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.header {
+		c.header = true
+		if err := c.w.Write([]string{"source", "line", "column", "reason", "record"}); err != nil {
+			return err
+		}
+	}
+	for _, r := range rs {
+		if err := c.w.Write([]string{r.Source, strconv.FormatInt(r.Line, 10), r.Column, r.Reason, r.Record}); err != nil {
+			return fmt.Errorf("writing reject: %w", err)
+		}
 	}
 	c.w.Flush()
 	return c.w.Error()

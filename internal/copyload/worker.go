@@ -162,7 +162,20 @@ func (l *Loader) committed1(b *batch, worker int, loaded int64, rejects []Reject
 	}
 }
 
+// emitRejects reports a batch's server-side rejects, in one write when
+// the sink takes batches.
 func (l *Loader) emitRejects(rejects []Reject) error {
+	if bs, ok := l.cfg.Rejects.(BatchRejectSink); ok && len(rejects) > 1 {
+		if err := bs.RejectBatch(rejects); err != nil {
+			return err
+		}
+		n := l.rejected.Add(int64(len(rejects)))
+		if l.cfg.MaxRejects >= 0 && n > l.cfg.MaxRejects {
+			r := rejects[len(rejects)-1]
+			return fmt.Errorf("%w: more than %d (the last: %s line %d: %s)", ErrTooManyRejects, l.cfg.MaxRejects, r.Source, r.Line, r.Reason)
+		}
+		return nil
+	}
 	for _, r := range rejects {
 		if err := l.reject(r); err != nil {
 			return err
