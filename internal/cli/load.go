@@ -34,6 +34,7 @@ type loadFlags struct {
 	maxRejects                       int64
 	batchLog                         string
 	asJSON                           bool
+	rejectsExitZero                  bool
 	generate                         string
 	gen                              genFlags
 }
@@ -94,6 +95,7 @@ what is missing.`,
 	fl.Int64Var(&f.maxRejects, "max-rejects", -1, "abort once more than this many rows are rejected (-1: no limit)")
 	fl.StringVar(&f.batchLog, "batch-log", "", "write one CSV line per batch to this file")
 	fl.BoolVar(&f.asJSON, "json", false, "print the summary as JSON on stdout")
+	fl.BoolVar(&f.rejectsExitZero, "rejects-exit-zero", false, "exit 0, not 3, when the load completes with rejected rows")
 	fl.StringVar(&f.generate, "generate", "", "load rows from a generator instead of files: "+strings.Join(genKinds(), ", "))
 	f.gen.register(cmd)
 	return cmd
@@ -247,8 +249,16 @@ func runLoad(ctx context.Context, a *app, f loadFlags, table string, files []str
 		}
 		return runErr
 	}
+	if sum.Rejected > 0 && !f.rejectsExitZero {
+		return fmt.Errorf("%w: %s %s rejected, see the rejects file (exit status 3; --rejects-exit-zero exits 0)",
+			ErrRejected, commas(sum.Rejected), plural(sum.Rejected, "row", "rows"))
+	}
 	return nil
 }
+
+// ErrRejected reports a load that completed with rejected rows (exit
+// status 3): every row was stored or rejected with its reason.
+var ErrRejected = errors.New("load completed with rejects")
 
 func readerOptions(f loadFlags) (records.Options, error) {
 	var format records.Format

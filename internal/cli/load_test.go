@@ -123,3 +123,27 @@ func TestResumeRenamedFile(t *testing.T) {
 		t.Fatalf("other batch size: exit %d\n%s", code, stderr)
 	}
 }
+
+// TestLoadExitStatusRejects: a load that completes with rejects exits 3
+// (it used to exit 0 even when every row was rejected), 0 with
+// --rejects-exit-zero; a clean load exits 0.
+func TestLoadExitStatusRejects(t *testing.T) {
+	env, _ := loadTable(t)
+	day := time.Now().UTC().Truncate(24*time.Hour).Add(-48 * time.Hour)
+	in := filepath.Join(t.TempDir(), "in.tsv")
+	if err := os.WriteFile(in, []byte(textRows(day, 0, 3)+"not a time\t1\t1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, stderr, code := run(t, env, "load", "m", in, "--format", "text"); code != 3 || !strings.Contains(stderr, "1 row rejected") {
+		t.Fatalf("load with a reject: exit %d\n%s", code, stderr)
+	}
+	if _, stderr, code := run(t, env, "load", "m", in, "--format", "text", "--rejects-exit-zero"); code != 0 {
+		t.Fatalf("--rejects-exit-zero: exit %d\n%s", code, stderr)
+	}
+	if err := os.WriteFile(in, []byte(textRows(day, 10, 3)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, stderr, code := run(t, env, "load", "m", in, "--format", "text"); code != 0 {
+		t.Fatalf("clean load: exit %d\n%s", code, stderr)
+	}
+}

@@ -210,11 +210,13 @@ func usagef(format string, args ...any) error {
 }
 
 // ExitCode maps an error to pgts' exit statuses: 0 ok, 1 runtime error,
-// 2 usage error, 130 interrupted.
+// 2 usage error, 3 load completed with rejected rows, 130 interrupted.
 func ExitCode(ctx context.Context, err error) int {
 	switch {
 	case err == nil:
 		return 0
+	case errors.Is(err, ErrRejected):
+		return 3
 	case errors.Is(err, context.Canceled) && ctx.Err() != nil, errors.Is(err, ErrInterrupted):
 		return 130
 	case pg.IsUsage(err), strings.HasPrefix(err.Error(), "unknown command"), strings.HasPrefix(err.Error(), "unknown flag"):
