@@ -142,7 +142,7 @@ func newReader(r io.Reader, opts Options, size int) (*Reader, error) {
 	}
 	opts = opts.withDefaults()
 	rd := &Reader{
-		src:    r,
+		src:    &bomReader{r: r},
 		opts:   opts,
 		delim:  opts.Delimiter,
 		quote:  opts.Quote,

@@ -1,0 +1,56 @@
+package records
+
+import (
+	"bytes"
+	"errors"
+	"io"
+)
+
+var utf8BOM = []byte{0xef, 0xbb, 0xbf}
+
+// errUTF16 refuses input that starts with a UTF-16 byte-order mark.
+var errUTF16 = errors.New("the input starts with a UTF-16 byte-order mark: pgts reads UTF-8 " +
+	"(convert it first, e.g. iconv -f UTF-16 -t UTF-8 FILE | pgts load TABLE -)")
+
+// bomReader drops a UTF-8 byte-order mark at the start of the input (as
+// spreadsheet programs write it) and refuses a UTF-16 one. Record offsets
+// count from after a dropped mark.
+type bomReader struct {
+	r       io.Reader
+	started bool
+	head    []byte // bytes read while looking for a mark, not yet returned
+	headErr error  // the error that came with them
+}
+
+func (b *bomReader) Read(p []byte) (int, error) {
+	if !b.started {
+		b.started = true
+		var h [3]byte
+		n, err := io.ReadFull(b.r, h[:])
+		switch {
+		case bytes.HasPrefix(h[:n], []byte{0xff, 0xfe}), bytes.HasPrefix(h[:n], []byte{0xfe, 0xff}):
+			b.headErr = errUTF16
+		case n == 3 && bytes.Equal(h[:], utf8BOM):
+			n = 0
+		}
+		b.head = append([]byte(nil), h[:n]...)
+		if b.headErr == nil && err != nil {
+			b.headErr = io.EOF // a short input (ErrUnexpectedEOF) ends there
+			if err != io.EOF && err != io.ErrUnexpectedEOF {
+				b.headErr = err
+			}
+		}
+		if b.headErr == errUTF16 {
+			b.head = nil
+		}
+	}
+	if len(b.head) > 0 {
+		n := copy(p, b.head)
+		b.head = b.head[n:]
+		return n, nil
+	}
+	if b.headErr != nil {
+		return 0, b.headErr
+	}
+	return b.r.Read(p)
+}
