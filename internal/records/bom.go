@@ -3,6 +3,7 @@ package records
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 )
 
@@ -25,8 +26,19 @@ type bomReader struct {
 func (b *bomReader) Read(p []byte) (int, error) {
 	if !b.started {
 		b.started = true
+		// Read up to 3 bytes with the window's own bounds: a source
+		// that makes no progress or lies about its count is the
+		// Reader's to report.
 		var h [3]byte
-		n, err := io.ReadFull(b.r, h[:])
+		n := 0
+		var err error
+		for tries := 0; n < 3 && err == nil && tries < maxEmptyReads; tries++ {
+			k, e := b.r.Read(h[n:])
+			if k < 0 || k > 3-n {
+				return 0, fmt.Errorf("source returned an invalid count %d", k)
+			}
+			n, err = n+k, e
+		}
 		switch {
 		case bytes.HasPrefix(h[:n], []byte{0xff, 0xfe}), bytes.HasPrefix(h[:n], []byte{0xfe, 0xff}):
 			b.headErr = errUTF16
