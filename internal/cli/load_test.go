@@ -129,7 +129,7 @@ func TestResumeRenamedFile(t *testing.T) {
 // --rejects-exit-zero; a clean load exits 0.
 func TestLoadExitStatusRejects(t *testing.T) {
 	env, _ := loadTable(t)
-	day := time.Now().UTC().Truncate(24*time.Hour).Add(-48 * time.Hour)
+	day := time.Now().UTC().Truncate(24 * time.Hour).Add(-48 * time.Hour)
 	in := filepath.Join(t.TempDir(), "in.tsv")
 	if err := os.WriteFile(in, []byte(textRows(day, 0, 3)+"not a time\t1\t1\n"), 0o644); err != nil {
 		t.Fatal(err)

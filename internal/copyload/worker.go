@@ -67,7 +67,8 @@ func (l *Loader) sendWithRetry(ctx context.Context, conn **pgxpool.Conn, id int,
 	for attempt := 1; attempt <= l.cfg.Retry.Attempts; attempt++ {
 		if attempt > 1 {
 			l.retries.Add(1)
-			l.log.Warn("retrying batch", "batch", b.seq, "worker", id, "attempt", attempt, "err", lastErr)
+			l.log.Warn("retrying batch", "batch", b.seq, "worker", id, "attempt", attempt, "of", l.cfg.Retry.Attempts,
+				"reason", retryReason(lastErr), "err", lastErr, "backoff", delay)
 			if err := sleepCtx(ctx, delay); err != nil {
 				return err
 			}
@@ -103,7 +104,7 @@ func (l *Loader) sendWithRetry(ctx context.Context, conn **pgxpool.Conn, id int,
 			}
 			ok, cerr := l.committedAfterRetry(ctx, b.seq)
 			if cerr != nil {
-				return l.batchErr(b, fmt.Errorf("%w, and the ledger could not be read: %v", err, cerr))
+				return l.batchErr(b, fmt.Errorf("%w, and the ledger could not be read to tell: %w", err, explain(cerr)))
 			}
 			if ok {
 				// It committed: count it from what we sent (the ledger row
@@ -140,6 +141,8 @@ func (l *Loader) committedAfterRetry(ctx context.Context, seq int64) (bool, erro
 		if ok, err = l.committed(ctx, seq); err == nil {
 			return ok, nil
 		}
+		l.log.Warn("reading the ledger after a broken COMMIT", "batch", seq, "attempt", i+1, "of", l.cfg.Retry.Attempts,
+			"reason", retryReason(err), "err", err, "backoff", delay)
 		if e := sleepCtx(ctx, delay); e != nil {
 			return false, e
 		}
@@ -200,7 +203,7 @@ func (l *Loader) batchErr(b *batch, err error) error {
 	if n := len(b.lines); n > 0 {
 		first, last = b.lines[0], b.lines[n-1]
 	}
-	return &BatchError{Batch: b.seq, Table: b.leafOrTable(), Source: src, FirstLine: first, LastLine: last, Err: err}
+	return &BatchError{Batch: b.seq, Table: b.leafOrTable(), Source: src, FirstLine: first, LastLine: last, Err: explain(err)}
 }
 
 // tryBatch sends the batch in one transaction. A batch the server refuses
