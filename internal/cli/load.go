@@ -111,6 +111,7 @@ func runLoad(ctx context.Context, a *app, f loadFlags, table string, files []str
 	cfg := copyload.DefaultConfig()
 	cfg.Workers, cfg.BatchRows, cfg.Text, cfg.LoadID, cfg.MaxRejects = f.workers, f.batchRows, f.text, f.loadID, f.maxRejects
 	cfg.AsyncCommit = f.asyncCommit
+	cfg.Analyze = true
 	bb, err := embedded.ParseSize(f.batchBytes)
 	if err != nil {
 		return usagef("--batch-bytes: %v", err)
@@ -398,7 +399,13 @@ func newRejectSinks(a *app, f loadFlags, files []string) (*rejectSinks, error) {
 	}
 	for _, name := range files {
 		if name != "-" {
-			s.files[name] = name + ".rejects.csv"
+			// Replaced at the start of each run: the file created on the
+			// first reject holds this run's rejects only.
+			path := name + ".rejects.csv"
+			if err := os.Remove(path); err != nil && !os.IsNotExist(err) {
+				return nil, fmt.Errorf("removing the rejects file of an earlier run: %w", err)
+			}
+			s.files[name] = path
 		}
 	}
 	return s, nil

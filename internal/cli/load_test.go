@@ -147,3 +147,34 @@ func TestLoadExitStatusRejects(t *testing.T) {
 		t.Fatalf("clean load: exit %d\n%s", code, stderr)
 	}
 }
+
+// TestLoadAnalyzesAndReplacesRejects: after a load the partitions written
+// have statistics (table show used to say 0 rows until autovacuum), and
+// a run replaces the rejects file of an earlier run (a clean run used to
+// leave the old one in place).
+func TestLoadAnalyzesAndReplacesRejects(t *testing.T) {
+	env, db := loadTable(t)
+	day := time.Now().UTC().Truncate(24*time.Hour).Add(-48 * time.Hour)
+	in := filepath.Join(t.TempDir(), "in.tsv")
+	if err := os.WriteFile(in, []byte(textRows(day, 0, 50)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(in+".rejects.csv", []byte("stale\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, stderr, code := run(t, env, "load", "m", in, "--format", "text"); code != 0 {
+		t.Fatalf("load: exit %d\n%s", code, stderr)
+	}
+	if _, err := os.Stat(in + ".rejects.csv"); !os.IsNotExist(err) {
+		t.Fatalf("the earlier run's rejects file is still there: %v", err)
+	}
+	pool := pgtest.PoolFor(t, db)
+	var tuples float64
+	if err := pool.QueryRow(context.Background(), `SELECT sum(c.reltuples) FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+		WHERE i.inhparent = 'm'::regclass AND c.reltuples > 0`).Scan(&tuples); err != nil {
+		t.Fatal(err)
+	}
+	if tuples != 50 {
+		t.Fatalf("the partitions' statistics count %v rows, want 50", tuples)
+	}
+}
