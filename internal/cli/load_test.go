@@ -154,7 +154,7 @@ func TestLoadExitStatusRejects(t *testing.T) {
 // leave the old one in place).
 func TestLoadAnalyzesAndReplacesRejects(t *testing.T) {
 	env, db := loadTable(t)
-	day := time.Now().UTC().Truncate(24*time.Hour).Add(-48 * time.Hour)
+	day := time.Now().UTC().Truncate(24 * time.Hour).Add(-48 * time.Hour)
 	in := filepath.Join(t.TempDir(), "in.tsv")
 	if err := os.WriteFile(in, []byte(textRows(day, 0, 50)), 0o644); err != nil {
 		t.Fatal(err)
