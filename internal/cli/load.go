@@ -56,14 +56,28 @@ missing); --route parent leaves the routing to the server. --workers
 connections pull batches from one queue; each batch is one transaction.
 
 Rows that cannot be parsed, have the wrong number of fields, or fall outside
-the table's accepted time window are written to the rejects file with their
-source, line, column and reason; a batch the server refuses is bisected so
-that its good rows still load. The summary counts rows read, loaded and
-rejected, and they add up.
+the table's accepted time window are written to the rejects file (replaced
+at the start of each run) with their source, line, column and reason. A
+batch the server refuses is sent again through a staging table that sets
+the refused rows aside (duplicates of a unique key, check or foreign-key
+violations; with the server's DETAIL and HINT), so its good rows still load.
+The summary counts rows read, loaded and rejected, and they add up. A UTF-8
+byte-order mark is dropped; UTF-16 input is refused.
 
 With --load-id, the load is exactly-once: each batch commits with a ledger
 row, and rerunning the same command after a crash or an interrupt loads only
-what is missing.`,
+what is missing. A load resumes when the rerun reads the same rows in the
+same order (the files may be renamed, copied or touched; stdin must give the
+same stream) into the same table and columns, with the same --format,
+--delimiter, --null, --header, --batch-size, --batch-bytes, --text and
+--route (--workers may change). Each batch's ledger row keeps a digest of
+its rows: a rerun whose input differs is refused, naming the first differing
+batch and its lines. One run of a load ID at a time; a second run says where
+the first runs (pid and host).
+
+Exit status: 0 all rows loaded; 3 the load completed with rejected rows
+(--rejects-exit-zero: 0); 1 failure; 2 usage error; 130 interrupted. After a
+completed load the partitions written are ANALYZEd.`,
 		Example: `  pgts load conditions data.csv --header
   zcat big.csv.gz | pgts load conditions - --columns time,device,temperature
   pgts load conditions part1.csv.zst part2.csv.zst --load-id nightly-2024-05-01 --workers 4
