@@ -15,9 +15,12 @@
 //	ledger    pgts.load_batch: with a load ID, each batch's row is committed
 //	          in the batch's own transaction, so a rerun skips exactly the
 //	          batches that committed (exactly-once across crashes)
+//	digest    SHA-256 of a batch as sent (table and encoded rows), kept in
+//	          its ledger row: a rerun refuses input whose batch differs
 //	reject    a row set aside with its source, line, column and reason
-//	split     a batch the server refuses for bad data is bisected inside
-//	          savepoints until the bad rows are isolated; the rest commits
+//	split     a batch the server refuses for bad data is sent again through
+//	          a staging table that sets the refused rows aside (isolate,
+//	          conflict.go); the rest commits
 package copyload
 
 import (
