@@ -178,3 +178,28 @@ func TestLoadAnalyzesAndReplacesRejects(t *testing.T) {
 		t.Fatalf("the partitions' statistics count %v rows, want 50", tuples)
 	}
 }
+
+// TestLoadBOMHeader: a CSV with a UTF-8 byte-order mark and a header
+// loads (the mark used to make the first column "\ufefftime", aborting
+// the load); UTF-16 input is refused with a reason.
+func TestLoadBOMHeader(t *testing.T) {
+	env, db := loadTable(t)
+	day := time.Now().UTC().Truncate(24 * time.Hour).Add(-48 * time.Hour)
+	in := filepath.Join(t.TempDir(), "in.csv")
+	data := "\ufefftime,device,v\n" + day.Format("2006-01-02 15:04:05Z07:00") + ",1,2.5\n"
+	if err := os.WriteFile(in, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, stderr, code := run(t, env, "load", "m", in, "--header"); code != 0 {
+		t.Fatalf("load: exit %d\n%s", code, stderr)
+	}
+	if n, _ := countM(t, db); n != 1 {
+		t.Fatalf("%d rows stored", n)
+	}
+	if err := os.WriteFile(in, []byte("\xff\xfet\x00i\x00"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, stderr, code := run(t, env, "load", "m", in, "--header"); code != 1 || !strings.Contains(stderr, "UTF-16") {
+		t.Fatalf("UTF-16: exit %d\n%s", code, stderr)
+	}
+}
