@@ -130,9 +130,17 @@ func builtinOf(oid uint32) (builtin, bool) {
 // receive function, array elements included via array_recv), so a value
 // sent in binary is rounded, padded or rejected exactly as the same text
 // would be.
-func Lookup(t TypeInfo) (Codec, bool) {
+//
+// Dates and timestamps are read as in a session whose TimeZone is UTC;
+// LookupIn reads them as in another session.
+func Lookup(t TypeInfo) (Codec, bool) { return LookupIn(t, UTC()) }
+
+// LookupIn is Lookup for a session described by z: a timestamptz written
+// without a zone is in z's session zone, abbreviations and zone names
+// are z's, and ambiguous dates follow z's DateStyle order.
+func LookupIn(t TypeInfo, z *Zones) (Codec, bool) {
 	if b, ok := builtinOf(t.OID); ok {
-		return &scalarCodec{kind: b.kind, name: nameOr(t.Name, b.name)}, true
+		return &scalarCodec{kind: b.kind, name: nameOr(t.Name, b.name), zones: z}, true
 	}
 	if t.ElemOID == 0 {
 		return nil, false
@@ -141,7 +149,7 @@ func Lookup(t TypeInfo) (Codec, bool) {
 	if !ok || b.arrayOID != t.OID {
 		return nil, false
 	}
-	elem := &scalarCodec{kind: b.kind, name: nameOr(t.ElemName, b.name)}
+	elem := &scalarCodec{kind: b.kind, name: nameOr(t.ElemName, b.name), zones: z}
 	return newArrayCodec(nameOr(t.Name, b.name+"[]"), t.ElemOID, elem), true
 }
 
@@ -168,8 +176,9 @@ func (passthrough) AppendText(dst, text []byte) ([]byte, error) {
 
 // scalarCodec is the codec of one built-in base type.
 type scalarCodec struct {
-	kind kind
-	name string
+	kind  kind
+	name  string
+	zones *Zones // how dates and timestamps are read
 }
 
 // AppendBinary implements Codec.
@@ -247,14 +256,14 @@ func (c *scalarCodec) appendBinary(dst, text []byte) ([]byte, string) {
 		dst = appendInt32(dst, 16)
 		return append(dst, u[:]...), ""
 	case kindTimestamp, kindTimestamptz:
-		v, r := parsePGTimestamp(text, c.kind == kindTimestamptz)
+		v, r := c.zones.parsePGTimestamp(text, c.kind == kindTimestamptz)
 		if r != "" {
 			return dst, r
 		}
 		dst = appendInt32(dst, 8)
 		return appendInt64(dst, v), ""
 	case kindDate:
-		v, r := parsePGDate(text)
+		v, r := c.zones.parsePGDate(text)
 		if r != "" {
 			return dst, r
 		}
@@ -310,13 +319,13 @@ func (c *scalarCodec) appendCanonical(dst, text []byte) ([]byte, string) {
 		}
 		return appendUUIDText(dst, u), ""
 	case kindTimestamp, kindTimestamptz:
-		v, r := parsePGTimestamp(text, c.kind == kindTimestamptz)
+		v, r := c.zones.parsePGTimestamp(text, c.kind == kindTimestamptz)
 		if r != "" {
 			return dst, r
 		}
 		return appendPGTimestampText(dst, v), ""
 	case kindDate:
-		v, r := parsePGDate(text)
+		v, r := c.zones.parsePGDate(text)
 		if r != "" {
 			return dst, r
 		}
