@@ -1,5 +1,11 @@
 package copyenc
 
+import (
+	"encoding/binary"
+	"math"
+	"strconv"
+)
+
 // Codec parses the text form of one column type and appends the value in
 // a COPY format. Codecs are immutable and safe for concurrent use.
 //
@@ -227,10 +233,14 @@ func (c *scalarCodec) appendBinary(dst, text []byte) ([]byte, string) {
 		if r != "" {
 			return dst, r
 		}
+		// The bits as parsed: a NaN keeps the sign and payload the
+		// server's strtod would give it.
 		if c.kind == kindFloat4 {
-			return appendFloat4Field(dst, float32(v)), ""
+			dst = append(dst, 0, 0, 0, 4)
+			return binary.BigEndian.AppendUint32(dst, math.Float32bits(float32(v))), ""
 		}
-		return appendFloat8Field(dst, v), ""
+		dst = append(dst, 0, 0, 0, 8)
+		return binary.BigEndian.AppendUint64(dst, math.Float64bits(v)), ""
 	case kindNumeric:
 		n, r := parseNumeric(text)
 		if r != "" {
@@ -297,6 +307,9 @@ func (c *scalarCodec) appendCanonical(dst, text []byte) ([]byte, string) {
 		if r != "" {
 			return dst, r
 		}
+		if v != v {
+			return appendNaNText(dst, v, c.kind == kindFloat4), ""
+		}
 		if c.kind == kindFloat4 {
 			return appendFloatText(dst, v, 32), ""
 		}
@@ -351,4 +364,28 @@ func (c *scalarCodec) checkText(text []byte) string {
 		return checkJSON(text, true)
 	}
 	return ""
+}
+
+// appendNaNText spells a NaN so that strtod gives back its bits: its
+// sign, and its payload as "NaN(n)" when it has one.
+func appendNaNText(dst []byte, v float64, is32 bool) []byte {
+	var neg bool
+	var payload uint64
+	if is32 {
+		b := math.Float32bits(float32(v))
+		neg, payload = b>>31 != 0, uint64(b&(1<<22-1))
+	} else {
+		b := math.Float64bits(v)
+		neg, payload = b>>63 != 0, b&(1<<51-1)
+	}
+	if neg {
+		dst = append(dst, '-')
+	}
+	dst = append(dst, "NaN"...)
+	if payload != 0 {
+		dst = append(dst, '(')
+		dst = strconv.AppendUint(dst, payload, 10)
+		dst = append(dst, ')')
+	}
+	return dst
 }

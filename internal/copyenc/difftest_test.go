@@ -232,13 +232,13 @@ type serverResult struct {
 // exception block per value.
 func serverEval(ctx context.Context, t *testing.T, conn *pgx.Conn, dt diffType, vals []string, client []clientResult) []serverResult {
 	fn := "pg_temp.try_" + strings.NewReplacer(" ", "_", "[]", "_arr").Replace(dt.sql)
-	_, err := conn.Exec(ctx, fmt.Sprintf(`CREATE OR REPLACE FUNCTION %s(vals text[]) RETURNS TABLE(ok bool, b bytea)
+	_, err := conn.Exec(ctx, fmt.Sprintf(`CREATE OR REPLACE FUNCTION %s(vals bytea[]) RETURNS TABLE(ok bool, b bytea)
 		LANGUAGE plpgsql AS $f$
-		DECLARE v text;
+		DECLARE v bytea;
 		BEGIN
 			FOREACH v IN ARRAY vals LOOP
 				BEGIN
-					b := %s(v::%s); ok := true;
+					b := %s(convert_from(v, 'UTF8')::%s); ok := true;
 				EXCEPTION WHEN others THEN
 					ok := false; b := NULL;
 				END;
@@ -259,9 +259,9 @@ func serverEval(ctx context.Context, t *testing.T, conn *pgx.Conn, dt diffType, 
 	}
 	const chunk = 4000
 	oneByOne := func(idx []int) {
-		texts := make([]string, len(idx))
+		texts := make([][]byte, len(idx))
 		for k, i := range idx {
-			texts[k] = vals[i]
+			texts[k] = []byte(vals[i])
 		}
 		rows, err := conn.Query(ctx, "SELECT ok, b FROM "+fn+"($1)", texts)
 		if err != nil {
@@ -282,11 +282,11 @@ func serverEval(ctx context.Context, t *testing.T, conn *pgx.Conn, dt diffType, 
 	}
 	for lo := 0; lo < len(good); lo += chunk {
 		idx := good[lo:min(lo+chunk, len(good))]
-		texts := make([]string, len(idx))
+		texts := make([][]byte, len(idx))
 		for k, i := range idx {
-			texts[k] = vals[i]
+			texts[k] = []byte(vals[i])
 		}
-		rows, err := conn.Query(ctx, fmt.Sprintf("SELECT %s(v::%s) FROM unnest($1::text[]) WITH ORDINALITY u(v, i) ORDER BY i", dt.send, dt.sql), texts)
+		rows, err := conn.Query(ctx, fmt.Sprintf("SELECT %s(convert_from(v, 'UTF8')::%s) FROM unnest($1::bytea[]) WITH ORDINALITY u(v, i) ORDER BY i", dt.send, dt.sql), texts)
 		if err == nil {
 			k := 0
 			for rows.Next() {
