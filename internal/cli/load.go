@@ -37,6 +37,7 @@ type loadFlags struct {
 	batchLog                         string
 	asJSON                           bool
 	generate                         string
+	timezone                         string
 	gen                              genFlags
 }
 
@@ -55,6 +56,17 @@ know, with a notice). Rows of a series table are grouped into batches per
 time partition and COPYed straight into that partition (created when
 missing); --route parent leaves the routing to the server. --workers
 connections pull batches from one queue; each batch is one transaction.
+
+Values are read exactly as PostgreSQL's input functions read them (a test
+compares the two over a large corpus): every date and time spelling the
+server accepts, with abbreviations and zone names; a timestamptz written
+without a zone is in the session's TimeZone, as in psql's COPY: the
+database's or role's default (or PGTZ), unless --timezone names another.
+Ambiguous dates such as 01/02/03 follow the database's DateStyle. Refused
+although the server would take them: now, today, tomorrow, yesterday (the
+time of the load), the abbreviations whose offset follows a zone's history
+(MSK, SGT, ...), and POSIX zone specs with daylight-saving rules inside a
+value.
 
 Rows that cannot be parsed, have the wrong number of fields, or fall outside
 the table's accepted time window are written to the rejects file with their
@@ -96,6 +108,7 @@ what is missing.`,
 	fl.Int64Var(&f.maxRejects, "max-rejects", -1, "abort once more than this many rows are rejected (-1: no limit)")
 	fl.StringVar(&f.batchLog, "batch-log", "", "write one CSV line per batch to this file")
 	fl.BoolVar(&f.asJSON, "json", false, "print the summary as JSON on stdout")
+	fl.StringVar(&f.timezone, "timezone", "", "session TimeZone for timestamptz values written without a zone (default: the database's, as psql's COPY uses)")
 	fl.StringVar(&f.generate, "generate", "", "load rows from a generator instead of files: "+strings.Join(genKinds(), ", "))
 	f.gen.register(cmd)
 	return cmd
@@ -143,6 +156,16 @@ func runLoad(ctx context.Context, a *app, f loadFlags, table string, files []str
 	if err != nil {
 		return err
 	}
+	zone := ""
+	if f.generate == "" {
+		zones, err := copyload.SessionZones(ctx, pool, f.timezone)
+		if err != nil {
+			return err
+		}
+		target.UseZones(zones)
+		zone = zones.SessionZone()
+		a.log.Info("reading dates and times", "timezone", zone)
+	}
 
 	var src copyload.Source
 	var total int64 // rows (generator) or bytes (files) for the progress bar; 0 unknown
@@ -155,6 +178,9 @@ func runLoad(ctx context.Context, a *app, f loadFlags, table string, files []str
 	}()
 	fp := sha256.New()
 	fmt.Fprintf(fp, "%s|%d|%d|%v|%s|", target, cfg.BatchRows, cfg.BatchBytes, cfg.Text, f.route)
+	if zone != "" {
+		fmt.Fprintf(fp, "%s|", zone) // the zone moves rows between partitions
+	}
 	if f.generate != "" {
 		g, err := f.gen.build(f.generate)
 		if err != nil {
