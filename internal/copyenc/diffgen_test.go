@@ -68,6 +68,9 @@ func digitsN(v int64, n int) string {
 	return s
 }
 
+var monthSpellings = [12][]string{{"Jan", "January"}, {"Feb", "February"}, {"Mar", "March"}, {"Apr", "April"},
+	{"May"}, {"Jun", "June"}, {"Jul", "July"}, {"Aug", "August"}, {"Sep", "Sept", "September"}, {"Oct", "October"},
+	{"Nov", "November"}, {"Dec", "December"}}
 var monthNames = []string{"Jan", "January", "Feb", "February", "Mar", "March", "Apr", "April", "May", "Jun", "June",
 	"Jul", "July", "Aug", "August", "Sep", "Sept", "September", "Oct", "October", "Nov", "November", "Dec", "December"}
 var dowNames = []string{"Mon", "Monday", "Tue", "Tues", "Wednesday", "Thu", "Thurs", "Fri", "Sat", "Sun"}
@@ -129,12 +132,11 @@ func dateText(r *rand.Rand, w wall) string {
 	if r.IntN(4) == 0 {
 		mo, d = strconv.Itoa(w.mo), strconv.Itoa(w.d)
 	}
-	mon := randCase(r, monthNames[(w.mo-1)%12*2%len(monthNames)])
-	if w.mo >= 1 && w.mo <= 12 {
-		mon = randCase(r, pick(r, monthNames...))
-		for !strings.HasPrefix(strings.ToLower(monthNames[(w.mo-1)*2]), strings.ToLower(mon)[:3]) {
-			mon = randCase(r, pick(r, monthNames...))
+	mon := func() string {
+		if w.mo < 1 || w.mo > 12 {
+			return randCase(r, pick(r, monthNames...))
 		}
+		return randCase(r, pick(r, monthSpellings[w.mo-1]...))
 	}
 	y2 := digitsN(w.y%100, 2)
 	switch r.IntN(20) {
@@ -145,11 +147,11 @@ func dateText(r *rand.Rand, w wall) string {
 	case 9:
 		return d + "." + mo + "." + y4
 	case 10:
-		return mon + " " + d + " " + y4
+		return mon() + " " + d + " " + y4
 	case 11:
-		return d + " " + mon + " " + y4
+		return d + " " + mon() + " " + y4
 	case 12:
-		return y4 + "-" + mon + "-" + d
+		return y4 + "-" + mon() + "-" + d
 	case 13:
 		return y4 + mo + d
 	case 14:
@@ -161,7 +163,7 @@ func dateText(r *rand.Rand, w wall) string {
 	case 17:
 		return pick(r, "J", "j", "J ", "julian ") + strconv.FormatInt(int64(date2j(int32(w.y), int32(w.mo), int32(w.d))), 10)
 	case 18:
-		return mon + "-" + d + "-" + y4
+		return mon() + "-" + d + "-" + y4
 	default:
 		return y4 + "/" + mo + "/" + d
 	}
