@@ -89,6 +89,11 @@ func (z *Zones) parsePGTimestamp(text []byte, withTZ bool) (int64, string) {
 	if t, ok := z.fastTimestamp(text, withTZ); ok {
 		return t, ""
 	}
+	return z.slowTimestamp(text, withTZ)
+}
+
+// slowTimestamp is parsePGTimestamp without the fast path.
+func (z *Zones) slowTimestamp(text []byte, withTZ bool) (int64, string) {
 	var f dtFields
 	if !f.tokenize(text) {
 		return 0, reasonSyntax
