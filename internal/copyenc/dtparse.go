@@ -78,34 +78,32 @@ const (
 )
 
 type keyword struct {
-	word string
-	typ  int
-	val  int
+	typ, val int
 }
 
 // keywords is datetktbl: the words a date or timestamp may contain.
 var keywords = map[string]keyword{
-	"-infinity": {"", fReserv, dtkEarly}, "ad": {"", fADBC, 0}, "allballs": {"", fReserv, dtkZulu},
-	"am": {"", fAMPM, amAM}, "at": {"", fIgnore, 0}, "bc": {"", fADBC, 1},
-	"d": {"", fUnits, dtkUnitDay}, "dow": {"", fUnits, dtkUnitOther}, "doy": {"", fUnits, dtkUnitOther},
-	"dst": {"", fDTZMod, 3600}, "epoch": {"", fReserv, dtkEpoch}, "h": {"", fUnits, dtkUnitHour},
-	"infinity": {"", fReserv, dtkLate}, "isodow": {"", fUnits, dtkUnitOther}, "isoyear": {"", fUnits, dtkUnitOther},
-	"j": {"", fUnits, dtkUnitJulian}, "jd": {"", fUnits, dtkUnitJulian}, "julian": {"", fUnits, dtkUnitJulian},
-	"m": {"", fUnits, dtkUnitMonth}, "mm": {"", fUnits, dtkUnitMinute}, "now": {"", fReserv, dtkNow},
-	"on": {"", fIgnore, 0}, "pm": {"", fAMPM, amPM}, "s": {"", fUnits, dtkUnitSecond},
-	"t": {"", fISOTime, dtkUnitTime}, "today": {"", fReserv, dtkToday}, "tomorrow": {"", fReserv, dtkTomorrow},
-	"y": {"", fUnits, dtkUnitYear}, "yesterday": {"", fReserv, dtkYesterday},
-	"jan": {"", fMonth, 1}, "january": {"", fMonth, 1}, "feb": {"", fMonth, 2}, "february": {"", fMonth, 2},
-	"mar": {"", fMonth, 3}, "march": {"", fMonth, 3}, "apr": {"", fMonth, 4}, "april": {"", fMonth, 4},
-	"may": {"", fMonth, 5}, "jun": {"", fMonth, 6}, "june": {"", fMonth, 6}, "jul": {"", fMonth, 7},
-	"july": {"", fMonth, 7}, "aug": {"", fMonth, 8}, "august": {"", fMonth, 8}, "sep": {"", fMonth, 9},
-	"sept": {"", fMonth, 9}, "september": {"", fMonth, 9}, "oct": {"", fMonth, 10}, "october": {"", fMonth, 10},
-	"nov": {"", fMonth, 11}, "november": {"", fMonth, 11}, "dec": {"", fMonth, 12}, "december": {"", fMonth, 12},
-	"sun": {"", fDOW, 0}, "sunday": {"", fDOW, 0}, "mon": {"", fDOW, 1}, "monday": {"", fDOW, 1},
-	"tue": {"", fDOW, 2}, "tues": {"", fDOW, 2}, "tuesday": {"", fDOW, 2}, "wed": {"", fDOW, 3},
-	"wednesday": {"", fDOW, 3}, "weds": {"", fDOW, 3}, "thu": {"", fDOW, 4}, "thur": {"", fDOW, 4},
-	"thurs": {"", fDOW, 4}, "thursday": {"", fDOW, 4}, "fri": {"", fDOW, 5}, "friday": {"", fDOW, 5},
-	"sat": {"", fDOW, 6}, "saturday": {"", fDOW, 6},
+	"-infinity": {fReserv, dtkEarly}, "ad": {fADBC, 0}, "allballs": {fReserv, dtkZulu},
+	"am": {fAMPM, amAM}, "at": {fIgnore, 0}, "bc": {fADBC, 1},
+	"d": {fUnits, dtkUnitDay}, "dow": {fUnits, dtkUnitOther}, "doy": {fUnits, dtkUnitOther},
+	"dst": {fDTZMod, 3600}, "epoch": {fReserv, dtkEpoch}, "h": {fUnits, dtkUnitHour},
+	"infinity": {fReserv, dtkLate}, "isodow": {fUnits, dtkUnitOther}, "isoyear": {fUnits, dtkUnitOther},
+	"j": {fUnits, dtkUnitJulian}, "jd": {fUnits, dtkUnitJulian}, "julian": {fUnits, dtkUnitJulian},
+	"m": {fUnits, dtkUnitMonth}, "mm": {fUnits, dtkUnitMinute}, "now": {fReserv, dtkNow},
+	"on": {fIgnore, 0}, "pm": {fAMPM, amPM}, "s": {fUnits, dtkUnitSecond},
+	"t": {fISOTime, dtkUnitTime}, "today": {fReserv, dtkToday}, "tomorrow": {fReserv, dtkTomorrow},
+	"y": {fUnits, dtkUnitYear}, "yesterday": {fReserv, dtkYesterday},
+	"jan": {fMonth, 1}, "january": {fMonth, 1}, "feb": {fMonth, 2}, "february": {fMonth, 2},
+	"mar": {fMonth, 3}, "march": {fMonth, 3}, "apr": {fMonth, 4}, "april": {fMonth, 4},
+	"may": {fMonth, 5}, "jun": {fMonth, 6}, "june": {fMonth, 6}, "jul": {fMonth, 7},
+	"july": {fMonth, 7}, "aug": {fMonth, 8}, "august": {fMonth, 8}, "sep": {fMonth, 9},
+	"sept": {fMonth, 9}, "september": {fMonth, 9}, "oct": {fMonth, 10}, "october": {fMonth, 10},
+	"nov": {fMonth, 11}, "november": {fMonth, 11}, "dec": {fMonth, 12}, "december": {fMonth, 12},
+	"sun": {fDOW, 0}, "sunday": {fDOW, 0}, "mon": {fDOW, 1}, "monday": {fDOW, 1},
+	"tue": {fDOW, 2}, "tues": {fDOW, 2}, "tuesday": {fDOW, 2}, "wed": {fDOW, 3},
+	"wednesday": {fDOW, 3}, "weds": {fDOW, 3}, "thu": {fDOW, 4}, "thur": {fDOW, 4},
+	"thurs": {fDOW, 4}, "thursday": {fDOW, 4}, "fri": {fDOW, 5}, "friday": {fDOW, 5},
+	"sat": {fDOW, 6}, "saturday": {fDOW, 6},
 }
 
 const (

@@ -22,6 +22,7 @@ import (
 // too (it is built --with-system-tzdata).
 type Zones struct {
 	session   zone
+	name      string // the session zone as configured
 	order     DateOrder
 	abbrevs   map[string]Abbrev // lower-case abbreviation → offset
 	names     map[string]string // lower-case zone name → name as on disk
@@ -97,7 +98,7 @@ func NewZones(cfg ZonesConfig) (*Zones, error) {
 	if reason != "" {
 		return nil, fmt.Errorf("time zone %q: %s", session, reason)
 	}
-	z.session = zn
+	z.session, z.name = zn, session
 	return z, nil
 }
 
@@ -117,13 +118,8 @@ var utcZones = func() *Zones {
 // abbreviations (Z, UTC, GMT, ...) and no zone names.
 func UTC() *Zones { return utcZones }
 
-// SessionZone names the session's zone (its location's name).
-func (z *Zones) SessionZone() string {
-	if z.session.loc == nil {
-		return fmt.Sprintf("UTC%+d s", z.session.fixed)
-	}
-	return z.session.loc.String()
-}
+// SessionZone names the session's zone as configured.
+func (z *Zones) SessionZone() string { return z.name }
 
 // systemZoneNames lists the zone files under dir, as PostgreSQL's
 // pg_timezone_names does (without the posix/ and right/ copies).
