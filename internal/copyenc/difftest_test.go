@@ -225,7 +225,7 @@ func runDiff(ctx context.Context, t *testing.T, conn *pgx.Conn, dt diffType, cod
 		}
 	}
 	t.Logf("%s: %d values, server accepted %d, refused %d; %d refusals by the client on the allow-list; %d differences",
-		dt.sql, len(vals), accepted, refused, allowedN, len(diffs))
+		strings.TrimPrefix(t.Name(), "TestDifferential/"), len(vals), accepted, refused, allowedN, len(diffs))
 	for i, d := range diffs {
 		if i == 30 {
 			t.Errorf("... and %d more", len(diffs)-30)
