@@ -36,6 +36,7 @@ type loadFlags struct {
 	asJSON                           bool
 	rejectsExitZero                  bool
 	generate                         string
+	timezone                         string
 	gen                              genFlags
 }
 
@@ -54,6 +55,17 @@ know, with a notice). Rows of a series table are grouped into batches per
 time partition and COPYed straight into that partition (created when
 missing); --route parent leaves the routing to the server. --workers
 connections pull batches from one queue; each batch is one transaction.
+
+Values are read exactly as PostgreSQL's input functions read them (a test
+compares the two over a large corpus): every date and time spelling the
+server accepts, with abbreviations and zone names; a timestamptz written
+without a zone is in the session's TimeZone, as in psql's COPY: the
+database's or role's default (or PGTZ), unless --timezone names another.
+Ambiguous dates such as 01/02/03 follow the database's DateStyle. Refused
+although the server would take them: now, today, tomorrow, yesterday (the
+time of the load), the abbreviations whose offset follows a zone's history
+(MSK, SGT, ...), and POSIX zone specs with daylight-saving rules inside a
+value.
 
 Rows that cannot be parsed, have the wrong number of fields, or fall outside
 the table's accepted time window are written to the rejects file (replaced
@@ -110,6 +122,7 @@ completed load the partitions written are ANALYZEd.`,
 	fl.StringVar(&f.batchLog, "batch-log", "", "write one CSV line per batch to this file")
 	fl.BoolVar(&f.asJSON, "json", false, "print the summary as JSON on stdout")
 	fl.BoolVar(&f.rejectsExitZero, "rejects-exit-zero", false, "exit 0, not 3, when the load completes with rejected rows")
+	fl.StringVar(&f.timezone, "timezone", "", "session TimeZone for timestamptz values written without a zone (default: the database's, as psql's COPY uses)")
 	fl.StringVar(&f.generate, "generate", "", "load rows from a generator instead of files: "+strings.Join(genKinds(), ", "))
 	f.gen.register(cmd)
 	return cmd
@@ -157,6 +170,16 @@ func runLoad(ctx context.Context, a *app, f loadFlags, table string, files []str
 	target, err := copyload.LookupTarget(ctx, pool, m, table)
 	if err != nil {
 		return err
+	}
+	zone := ""
+	if f.generate == "" {
+		zones, err := copyload.SessionZones(ctx, pool, f.timezone)
+		if err != nil {
+			return err
+		}
+		target.UseZones(zones)
+		zone = zones.SessionZone()
+		a.log.Info("reading dates and times", "timezone", zone)
 	}
 
 	var src copyload.Source
@@ -206,6 +229,9 @@ func runLoad(ctx context.Context, a *app, f loadFlags, table string, files []str
 		}
 		cfg.Fingerprint = fmt.Sprintf("format=%v delimiter=%q quote=%q escape=%q null=%q header=%v strict=%v",
 			ropts.Format, ropts.Delimiter, ropts.Quote, ropts.Escape, ropts.Null, ropts.Header, ropts.Strict)
+		if zone != "" {
+			cfg.Fingerprint += fmt.Sprintf(" timezone=%q", zone) // the zone moves rows between partitions
+		}
 		position = func() int64 {
 			var p int64
 			for _, s := range sources {

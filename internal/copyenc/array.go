@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"strconv"
 	"sync"
+	"unicode/utf8"
 )
 
 // Arrays are read in PostgreSQL's literal syntax and sent in array_send's
@@ -24,7 +25,7 @@ const (
 
 // arrayCodec is the codec of an array of a built-in type, with any number
 // of dimensions up to 6. Each array literal's dimensions are its own; the
-// lower bounds are always 1 ('[0:2]={...}' decorations are rejected).
+// lower bounds are 1 unless the literal gives them ('[0:2]={...}').
 type arrayCodec struct {
 	name    string
 	elemOID uint32
@@ -57,6 +58,9 @@ func (c *arrayCodec) AppendText(dst, text []byte) ([]byte, error) {
 }
 
 func (c *arrayCodec) appendBinary(dst, text []byte) ([]byte, string) {
+	if !utf8.Valid(text) { // the server checks the whole literal's encoding first
+		return dst, "invalid UTF-8"
+	}
 	a, reason := newArrayScanner(text)
 	if reason != "" {
 		return dst, reason
@@ -91,6 +95,9 @@ func (c *arrayCodec) appendBinary(dst, text []byte) ([]byte, string) {
 			return dst[:start], reason
 		}
 	}
+	if r := a.checkBounds(); r != "" {
+		return dst[:start], r
+	}
 	if len(dst)-start-4 > maxFieldLen {
 		return dst[:start], "longer than 1 GB"
 	}
@@ -105,20 +112,37 @@ func (c *arrayCodec) appendBinary(dst, text []byte) ([]byte, string) {
 	binary.BigEndian.PutUint32(h[12:], c.elemOID)
 	for k := range a.ndim {
 		binary.BigEndian.PutUint32(h[16+8*k:], uint32(a.dims[k]))
-		binary.BigEndian.PutUint32(h[20+8*k:], 1)
+		binary.BigEndian.PutUint32(h[20+8*k:], uint32(a.lbound(k)))
 	}
 	return dst, ""
 }
 
 func (c *arrayCodec) appendCanonical(dst, text []byte) ([]byte, string) {
+	if !utf8.Valid(text) {
+		return dst, "invalid UTF-8"
+	}
 	a, reason := newArrayScanner(text)
 	if reason != "" {
 		return dst, reason
 	}
 	if a.ndim == 0 {
+		if r := a.checkBounds(); r != "" {
+			return dst, r
+		}
 		return append(dst, '{', '}'), ""
 	}
 	start := len(dst)
+	if a.explicit > 0 {
+		for k := range a.explicit {
+			lb := int64(a.lbounds[k])
+			dst = append(dst, '[')
+			dst = strconv.AppendInt(dst, lb, 10)
+			dst = append(dst, ':')
+			dst = strconv.AppendInt(dst, lb+int64(a.edims[k])-1, 10)
+			dst = append(dst, ']')
+		}
+		dst = append(dst, '=')
+	}
 	comma := false
 	for {
 		tok, e, reason := a.next()
@@ -127,6 +151,9 @@ func (c *arrayCodec) appendCanonical(dst, text []byte) ([]byte, string) {
 		}
 		switch tok {
 		case tokEnd:
+			if r := a.checkBounds(); r != "" {
+				return dst[:start], r
+			}
 			return dst, ""
 		case tokOpen:
 			if comma {
@@ -256,15 +283,118 @@ type arrayScanner struct {
 	items  int
 	counts [maxArrayDims]int // items so far in the open brace at each depth
 	dims   [maxArrayDims]int // size of each dimension, once known
+	// explicit dimensions ('[lo:hi]={...}'), as array_in reads them
+	explicit int
+	lbounds  [maxArrayDims]int32
+	edims    [maxArrayDims]int64
+}
+
+// lbound is dimension k's lower bound.
+func (a *arrayScanner) lbound(k int) int32 {
+	if a.explicit > 0 {
+		return a.lbounds[k]
+	}
+	return 1
+}
+
+// checkBounds compares explicit dimensions with the braces' (after the
+// whole literal was read) and checks that upper bounds fit an int32.
+func (a *arrayScanner) checkBounds() string {
+	if a.explicit == 0 {
+		return ""
+	}
+	if a.explicit != a.ndim {
+		return "array dimensions incompatible with array literal"
+	}
+	for k := range a.explicit {
+		if a.edims[k] != int64(a.dims[k]) {
+			return "array dimensions incompatible with array literal"
+		}
+		if int64(a.lbounds[k])+a.edims[k]-1 > 1<<31-1 {
+			return "array upper bound is too large"
+		}
+	}
+	return ""
+}
+
+// dimensions reads array_in's optional "[lo:hi][...]=" prefix and
+// returns the index after it.
+func (a *arrayScanner) dimensions(s []byte) (int, string) {
+	i := 0
+	for {
+		i = skipSpace(s, i)
+		if i >= len(s) || s[i] != '[' {
+			break
+		}
+		i++
+		if a.explicit >= maxArrayDims {
+			return i, "more than 6 dimensions"
+		}
+		num := func() int {
+			q := i
+			for q < len(s) && (isDigit(s[q]) || s[q] == '-' || s[q] == '+') {
+				q++
+			}
+			return q
+		}
+		q := num()
+		if q == i {
+			return i, "missing array dimension value"
+		}
+		lb := int32(1)
+		if q < len(s) && s[q] == ':' {
+			lb = cAtoi(s[i:q])
+			i = q + 1
+			if q = num(); q == i {
+				return i, "missing array dimension value"
+			}
+		}
+		if q >= len(s) || s[q] != ']' {
+			return i, `missing "]" in array dimensions`
+		}
+		ub := cAtoi(s[i:q])
+		i = q + 1
+		if ub < lb {
+			return i, "upper bound cannot be less than lower bound"
+		}
+		a.lbounds[a.explicit] = lb
+		a.edims[a.explicit] = int64(ub) - int64(lb) + 1
+		a.explicit++
+	}
+	if a.explicit > 0 {
+		if i >= len(s) || s[i] != '=' {
+			return i, `missing assignment operator "=" after array dimensions`
+		}
+		i = skipSpace(s, i+1)
+	}
+	return i, ""
+}
+
+// cAtoi is C's atoi: an optionally signed run of digits, saturating as
+// strtol does, truncated to int.
+func cAtoi(s []byte) int32 {
+	neg := false
+	if len(s) > 0 && (s[0] == '+' || s[0] == '-') {
+		neg = s[0] == '-'
+		s = s[1:]
+	}
+	v, _ := atol(s)
+	if neg {
+		if v == 1<<63-1 {
+			return 0 // LONG_MIN's low 32 bits
+		}
+		v = -v
+	}
+	return int32(v)
 }
 
 // newArrayScanner checks the start of the literal and finds the number of
 // dimensions: the depth of the first element.
 func newArrayScanner(s []byte) (arrayScanner, string) {
 	a := arrayScanner{s: s}
-	i := skipSpace(s, 0)
-	if i < len(s) && s[i] == '[' {
-		return a, "explicit array bounds ([lo:hi]={...}) are not supported"
+	i, reason := a.dimensions(s)
+	if reason != "" {
+		return a, reason
 	}
 	if i == len(s) || s[i] != '{' {
 		return a, `array literal must start with "{"`

@@ -157,3 +157,38 @@ func TestHotPathAllocs(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkDateTimeSpellings reads timestamptz spellings off the ISO fast
+// path, and zone-less values in a DST zone (the session zone's offset is
+// looked up per value).
+func BenchmarkDateTimeSpellings(b *testing.B) {
+	ny, err := NewZones(ZonesConfig{Session: "America/New_York", Abbrevs: utcAbbrevs})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, in := range []struct {
+		name string
+		z    *Zones
+		text string
+	}{
+		{"iso-utc", UTC(), "2024-03-15 12:34:56.789012+00"},
+		{"iso-newyork", ny, "2024-03-15 12:34:56.789012"},
+		{"textual-month", UTC(), "Fri Mar 15 12:34:56.789 2024 +05:30"},
+		{"zone-name", ny, "2024-03-15 12:34:56 America/New_York"},
+		{"julian", UTC(), "J2460385.5"},
+	} {
+		b.Run(in.name, func(b *testing.B) {
+			c, _ := LookupIn(TypeInfo{OID: oidTimestamptz}, in.z)
+			text := []byte(in.text)
+			buf := make([]byte, 0, 64)
+			b.SetBytes(int64(len(text)))
+			b.ReportAllocs()
+			for b.Loop() {
+				var err error
+				if buf, err = c.AppendBinary(buf[:0], text); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

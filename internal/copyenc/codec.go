@@ -1,5 +1,11 @@
 package copyenc
 
+import (
+	"encoding/binary"
+	"math"
+	"strconv"
+)
+
 // Codec parses the text form of one column type and appends the value in
 // a COPY format. Codecs are immutable and safe for concurrent use.
 //
@@ -130,9 +136,17 @@ func builtinOf(oid uint32) (builtin, bool) {
 // receive function, array elements included via array_recv), so a value
 // sent in binary is rounded, padded or rejected exactly as the same text
 // would be.
-func Lookup(t TypeInfo) (Codec, bool) {
+//
+// Dates and timestamps are read as in a session whose TimeZone is UTC;
+// LookupIn reads them as in another session.
+func Lookup(t TypeInfo) (Codec, bool) { return LookupIn(t, UTC()) }
+
+// LookupIn is Lookup for a session described by z: a timestamptz written
+// without a zone is in z's session zone, abbreviations and zone names
+// are z's, and ambiguous dates follow z's DateStyle order.
+func LookupIn(t TypeInfo, z *Zones) (Codec, bool) {
 	if b, ok := builtinOf(t.OID); ok {
-		return &scalarCodec{kind: b.kind, name: nameOr(t.Name, b.name)}, true
+		return &scalarCodec{kind: b.kind, name: nameOr(t.Name, b.name), zones: z}, true
 	}
 	if t.ElemOID == 0 {
 		return nil, false
@@ -141,7 +155,7 @@ func Lookup(t TypeInfo) (Codec, bool) {
 	if !ok || b.arrayOID != t.OID {
 		return nil, false
 	}
-	elem := &scalarCodec{kind: b.kind, name: nameOr(t.ElemName, b.name)}
+	elem := &scalarCodec{kind: b.kind, name: nameOr(t.ElemName, b.name), zones: z}
 	return newArrayCodec(nameOr(t.Name, b.name+"[]"), t.ElemOID, elem), true
 }
 
@@ -168,8 +182,9 @@ func (passthrough) AppendText(dst, text []byte) ([]byte, error) {
 
 // scalarCodec is the codec of one built-in base type.
 type scalarCodec struct {
-	kind kind
-	name string
+	kind  kind
+	name  string
+	zones *Zones // how dates and timestamps are read
 }
 
 // AppendBinary implements Codec.
@@ -218,10 +233,14 @@ func (c *scalarCodec) appendBinary(dst, text []byte) ([]byte, string) {
 		if r != "" {
 			return dst, r
 		}
+		// The bits as parsed: a NaN keeps the sign and payload the
+		// server's strtod would give it.
 		if c.kind == kindFloat4 {
-			return appendFloat4Field(dst, float32(v)), ""
+			dst = append(dst, 0, 0, 0, 4)
+			return binary.BigEndian.AppendUint32(dst, math.Float32bits(float32(v))), ""
 		}
-		return appendFloat8Field(dst, v), ""
+		dst = append(dst, 0, 0, 0, 8)
+		return binary.BigEndian.AppendUint64(dst, math.Float64bits(v)), ""
 	case kindNumeric:
 		n, r := parseNumeric(text)
 		if r != "" {
@@ -247,14 +266,14 @@ func (c *scalarCodec) appendBinary(dst, text []byte) ([]byte, string) {
 		dst = appendInt32(dst, 16)
 		return append(dst, u[:]...), ""
 	case kindTimestamp, kindTimestamptz:
-		v, r := parsePGTimestamp(text, c.kind == kindTimestamptz)
+		v, r := c.zones.parsePGTimestamp(text, c.kind == kindTimestamptz)
 		if r != "" {
 			return dst, r
 		}
 		dst = appendInt32(dst, 8)
 		return appendInt64(dst, v), ""
 	case kindDate:
-		v, r := parsePGDate(text)
+		v, r := c.zones.parsePGDate(text)
 		if r != "" {
 			return dst, r
 		}
@@ -288,6 +307,9 @@ func (c *scalarCodec) appendCanonical(dst, text []byte) ([]byte, string) {
 		if r != "" {
 			return dst, r
 		}
+		if v != v {
+			return appendNaNText(dst, v, c.kind == kindFloat4), ""
+		}
 		if c.kind == kindFloat4 {
 			return appendFloatText(dst, v, 32), ""
 		}
@@ -310,13 +332,13 @@ func (c *scalarCodec) appendCanonical(dst, text []byte) ([]byte, string) {
 		}
 		return appendUUIDText(dst, u), ""
 	case kindTimestamp, kindTimestamptz:
-		v, r := parsePGTimestamp(text, c.kind == kindTimestamptz)
+		v, r := c.zones.parsePGTimestamp(text, c.kind == kindTimestamptz)
 		if r != "" {
 			return dst, r
 		}
 		return appendPGTimestampText(dst, v), ""
 	case kindDate:
-		v, r := parsePGDate(text)
+		v, r := c.zones.parsePGDate(text)
 		if r != "" {
 			return dst, r
 		}
@@ -342,4 +364,28 @@ func (c *scalarCodec) checkText(text []byte) string {
 		return checkJSON(text, true)
 	}
 	return ""
+}
+
+// appendNaNText spells a NaN so that strtod gives back its bits: its
+// sign, and its payload as "NaN(n)" when it has one.
+func appendNaNText(dst []byte, v float64, is32 bool) []byte {
+	var neg bool
+	var payload uint64
+	if is32 {
+		b := math.Float32bits(float32(v))
+		neg, payload = b>>31 != 0, uint64(b&(1<<22-1))
+	} else {
+		b := math.Float64bits(v)
+		neg, payload = b>>63 != 0, b&(1<<51-1)
+	}
+	if neg {
+		dst = append(dst, '-')
+	}
+	dst = append(dst, "NaN"...)
+	if payload != 0 {
+		dst = append(dst, '(')
+		dst = strconv.AppendUint(dst, payload, 10)
+		dst = append(dst, ')')
+	}
+	return dst
 }

@@ -191,9 +191,9 @@ func TestFloatCodecs(t *testing.T) {
 	syntax := "not a number"
 	common := []codecCase{
 		bad("", syntax), bad(".", syntax), bad("1e", syntax), bad("1e+", syntax), bad("e5", syntax),
-		bad("1.2.3", syntax), bad("0x1p3", syntax), bad("1_0", syntax), bad("1e 5", syntax),
-		bad("- 1", syntax), bad("infinit", syntax), bad("-nan", syntax), bad("+nan", syntax),
-		bad("nan(1)", syntax), bad("Inf1", syntax), bad("1,5", syntax), bad("１", syntax),
+		bad("1.2.3", syntax), bad("0x", syntax), bad("0x1p", syntax), bad("0x_1p0", syntax), bad("1_0", syntax),
+		bad("1e 5", syntax), bad("- 1", syntax), bad("infinit", syntax), bad("nan(1", syntax), bad("nan(-1)", syntax),
+		bad("Inf1", syntax), bad("1,5", syntax), bad("１", syntax),
 	}
 	runCodecCases(t, TypeInfo{OID: oidFloat8, Name: "double precision"}, append([]codecCase{
 		ok("1.5", "3ff8000000000000", "1.5"), ok(" 1.5 ", "3ff8000000000000", "1.5"),
@@ -203,6 +203,11 @@ func TestFloatCodecs(t *testing.T) {
 		ok("1E5", "40f86a0000000000", "100000"), ok("-0", "8000000000000000", "-0"),
 		ok("-0.0e10", "8000000000000000", "-0"), ok("0e999999", "0000000000000000", "0"),
 		ok("NaN", "7ff8000000000000", "NaN"), ok("nan", "7ff8000000000000", "NaN"),
+		// glibc's strtod, as float8in uses it: hex floats, signed NaNs and NaN payloads
+		ok("0x1p3", "4020000000000000", "8"), ok("0X10", "4030000000000000", "16"),
+		ok("-0x1p-1074", "8000000000000001", "-5e-324"), ok("-nan", "fff8000000000000", "-NaN"),
+		ok("+nan", "7ff8000000000000", "NaN"), ok("nan(123)", "7ff800000000007b", "NaN(123)"),
+		ok("nan(0x10)", "7ff8000000000010", "NaN(16)"), ok("nan()", "7ff8000000000000", "NaN"),
 		ok("Infinity", "7ff0000000000000", "Infinity"), ok("+inFinity", "7ff0000000000000", "Infinity"),
 		ok("inf", "7ff0000000000000", "Infinity"), ok("+INF", "7ff0000000000000", "Infinity"),
 		ok("-Infinity", "fff0000000000000", "-Infinity"), ok("-inf", "fff0000000000000", "-Infinity"),
@@ -220,6 +225,7 @@ func TestFloatCodecs(t *testing.T) {
 	runCodecCases(t, TypeInfo{OID: oidFloat4, Name: "real"}, append([]codecCase{
 		ok("1.5", "3fc00000", "1.5"), ok("0.1", "3dcccccd", "0.1"), ok("-0", "80000000", "-0"),
 		ok("NaN", "7fc00000", "NaN"), ok("Infinity", "7f800000", "Infinity"), ok("-inf", "ff800000", "-Infinity"),
+		ok("0x1p3", "41000000", "8"), ok("-nan", "ffc00000", "-NaN"), ok("nan(123)", "7fc0007b", "NaN(123)"),
 		ok("1e-45", "00000001", "1e-45"), ok("3.4028235e38", "7f7fffff", "3.4028235e+38"),
 		// rounded once to float32, not through float64 (through float64 it would be 3f800000)
 		ok("1.000000059604644775390625000000000001", "3f800001", "1.0000001"),

@@ -1,51 +1,56 @@
 package copyenc
 
-import (
-	"math"
-	"strconv"
-	"unsafe"
-)
+import "math"
 
-// ParseTimestamp reads a timestamp with time zone in the ISO 8601 /
-// PostgreSQL ISO spellings and returns Unix micros (InfinityMicros and
-// NegInfinityMicros for "infinity" and "-infinity"). A value without a
-// zone is taken as UTC, which is what PostgreSQL does in the loader's
-// sessions (they run with TimeZone=UTC). Accepted:
-//
-//	2024-01-02                        midnight
-//	2024-01-02 03:04                  'T' or 't' instead of the space(s) too
-//	2024-01-02 03:04:05
-//	2024-01-02 03:04:05.123456789     more than 6 digits: rounded as PostgreSQL does
-//	... 03:04:05Z                     also z, UTC, +HH, +HHMM, +HH:MM, +HH:MM:SS
-//	                                  (±15:59:59 at most), after optional spaces
-//	... BC                            after a space, at the end: years before 1 AD
-//	infinity, -infinity               any case
-//
-// with white space around, 1- or 2-digit month, day, hour, minute and
-// second, and a year of 4 to 7 digits. 24:00:00 is the next midnight, as
-// in PostgreSQL; a leap second (:60) is rejected. Everything else
-// PostgreSQL might accept (named zones, "now", "epoch", textual months,
-// Julian days, 2-digit years) is rejected with a reason, never guessed.
+// ParseTimestamp reads a timestamp with time zone as PostgreSQL reads it
+// in a session whose TimeZone is UTC (see Zones.ParseTimestamp) and
+// returns Unix micros.
+func ParseTimestamp(text []byte) (micros int64, err error) {
+	return UTC().ParseTimestamp(text)
+}
+
+// ParseLocalTimestamp is ParseTimestamp for timestamp without time zone.
+func ParseLocalTimestamp(text []byte) (micros int64, err error) {
+	return UTC().ParseLocalTimestamp(text)
+}
+
+// ParseDate reads a date as PostgreSQL does (see Zones.ParseDate).
+func ParseDate(text []byte) (days int32, err error) {
+	return UTC().ParseDate(text)
+}
+
+// ParseTimestamp reads a timestamp with time zone as timestamptz_in does
+// in this session, and returns Unix micros (InfinityMicros and
+// NegInfinityMicros for the infinities). Every spelling PostgreSQL's
+// datetime input accepts is read the same way: ISO 8601 with a space or
+// 'T', "Jan 8 1999", "1/8/1999" (in DateStyle's order), "19990108
+// 040506", Julian days ("J2451187"), AM/PM, BC, "epoch", "infinity",
+// "allballs", numeric offsets, the session's abbreviations ("EST") and
+// full zone names ("America/New_York"); a value without a zone is in the
+// session's zone, a wall-clock time in a DST gap or overlap resolved as
+// PostgreSQL resolves it. Refused beyond what PostgreSQL refuses: "now",
+// "today", "tomorrow", "yesterday" (they name the time of the load) and
+// abbreviations whose offset depends on the date.
 //
 // Values PostgreSQL accepts past 294246-12-31 do not fit in int64 Unix
 // micros and are rejected here (the codecs, which count from 2000, accept
 // PostgreSQL's whole range).
-func ParseTimestamp(text []byte) (micros int64, err error) {
-	return unixTimestamp(text, true)
+func (z *Zones) ParseTimestamp(text []byte) (micros int64, err error) {
+	return z.unixTimestamp(text, true)
 }
 
 // ParseLocalTimestamp is ParseTimestamp for timestamp without time zone:
-// a zone in the text is ignored, as PostgreSQL ignores it for that type.
-func ParseLocalTimestamp(text []byte) (micros int64, err error) {
-	return unixTimestamp(text, false)
+// a zone in the text is checked but ignored, as PostgreSQL ignores it.
+func (z *Zones) ParseLocalTimestamp(text []byte) (micros int64, err error) {
+	return z.unixTimestamp(text, false)
 }
 
-func unixTimestamp(text []byte, withTZ bool) (int64, error) {
+func (z *Zones) unixTimestamp(text []byte, withTZ bool) (int64, error) {
 	typ := "timestamp without time zone"
 	if withTZ {
 		typ = "timestamp with time zone"
 	}
-	t, reason := parsePGTimestamp(text, withTZ)
+	t, reason := z.parsePGTimestamp(text, withTZ)
 	if reason != "" {
 		return 0, valueError(typ, text, reason)
 	}
@@ -60,13 +65,12 @@ func unixTimestamp(text []byte, withTZ bool) (int64, error) {
 	return t + epochMicros, nil
 }
 
-// ParseDate reads a date spelled YYYY-MM-DD (4 to 7 year digits, 1- or
-// 2-digit month and day, optional " BC", white space around) or
-// infinity/-infinity, and returns days since 1970-01-01 (InfinityDays and
-// NegInfinityDays for the infinities). A time of day is rejected (date_in
-// would drop it silently).
-func ParseDate(text []byte) (days int32, err error) {
-	d, reason := parsePGDate(text)
+// ParseDate reads a date as date_in does in this session (any spelling
+// ParseTimestamp reads; a time of day is dropped, as PostgreSQL drops
+// it) and returns days since 1970-01-01 (InfinityDays and NegInfinityDays
+// for the infinities).
+func (z *Zones) ParseDate(text []byte) (days int32, err error) {
+	d, reason := z.parsePGDate(text)
 	if reason != "" {
 		return 0, valueError("date", text, reason)
 	}
@@ -79,11 +83,88 @@ func ParseDate(text []byte) (days int32, err error) {
 	return d + epochDays, nil
 }
 
-// maxDateTimeLen bounds the text of a timestamp; PostgreSQL itself rejects
-// spellings much longer than its 128-byte MAXDATELEN.
-const maxDateTimeLen = 100
+// parsePGTimestamp is timestamp_in / timestamptz_in: PostgreSQL micros
+// (from 2000-01-01), MaxInt64 and MinInt64 for the infinities.
+func (z *Zones) parsePGTimestamp(text []byte, withTZ bool) (int64, string) {
+	if t, ok := z.fastTimestamp(text, withTZ); ok {
+		return t, ""
+	}
+	return z.slowTimestamp(text, withTZ)
+}
 
-// dateScanner reads the fields of a date or timestamp.
+// slowTimestamp is parsePGTimestamp without the fast path.
+func (z *Zones) slowTimestamp(text []byte, withTZ bool) (int64, string) {
+	var f dtFields
+	if !f.tokenize(text) {
+		return 0, reasonSyntax
+	}
+	d, reason := z.decode(&f)
+	if reason != "" {
+		return 0, reason
+	}
+	switch d.dtype {
+	case dtkEpoch:
+		return -epochMicros, ""
+	case dtkLate:
+		return math.MaxInt64, ""
+	case dtkEarly:
+		return math.MinInt64, ""
+	}
+	tz := 0
+	if withTZ {
+		tz = d.tz
+	}
+	return tm2timestamp(&d.tm, tz)
+}
+
+// tm2timestamp is PostgreSQL's tm2timestamp; tz is seconds west of UTC.
+func tm2timestamp(tm *pgTm, tz int) (int64, string) {
+	if !isValidJulian(tm.year, tm.mon) {
+		return 0, reasonOutOfRange
+	}
+	date := int64(date2j(int32(tm.year), int32(tm.mon), int32(tm.mday))) - postgresEpochJDate
+	tod := (int64(tm.hour*60+tm.min)*60+int64(tm.sec))*1000000 + tm.fsec
+	t := date*microsPerDay + tod
+	if (t-tod)/microsPerDay != date || t < 0 && date > 0 || t > 0 && date < -1 {
+		return 0, reasonOutOfRange
+	}
+	t += int64(tz) * 1000000
+	if t < minPGMicros || t >= endPGMicros {
+		return 0, reasonOutOfRange
+	}
+	return t, ""
+}
+
+// parsePGDate is date_in: PostgreSQL days (from 2000-01-01), MaxInt32 and
+// MinInt32 for the infinities.
+func (z *Zones) parsePGDate(text []byte) (int32, string) {
+	var f dtFields
+	if !f.tokenize(text) {
+		return 0, reasonSyntax
+	}
+	d, reason := z.decode(&f)
+	if reason != "" {
+		return 0, reason
+	}
+	switch d.dtype {
+	case dtkEpoch:
+		return -epochDays, ""
+	case dtkLate:
+		return math.MaxInt32, ""
+	case dtkEarly:
+		return math.MinInt32, ""
+	}
+	if !isValidJulian(d.tm.year, d.tm.mon) {
+		return 0, reasonOutOfRange
+	}
+	days := int64(date2j(int32(d.tm.year), int32(d.tm.mon), int32(d.tm.mday))) - postgresEpochJDate
+	if days < minPGDays || days >= endPGDays {
+		return 0, reasonOutOfRange
+	}
+	return int32(days), ""
+}
+
+// dateScanner reads fixed-shape fields.
 type dateScanner struct {
 	s []byte
 	i int
@@ -108,251 +189,97 @@ func (p *dateScanner) byte(c byte) bool {
 	return false
 }
 
-func (p *dateScanner) spaces() int {
-	n := 0
-	for p.i < len(p.s) && isSpace(p.s[p.i]) {
-		p.i++
-		n++
-	}
-	return n
-}
-
-func (p *dateScanner) done() bool { return p.i == len(p.s) }
-
-// bc reads an optional " BC" suffix (at least one space, any case) and
-// reports whether it was there; anything else left over is an error.
-func (p *dateScanner) bc() (bc, ok bool) {
-	if p.done() {
-		return false, true
-	}
-	if p.spaces() == 0 {
-		return false, false
-	}
-	rest := p.s[p.i:]
-	if equalFold(rest, "bc") {
-		p.i = len(p.s)
-		return true, true
-	}
-	return false, false
-}
-
-// ymd reads YYYY-MM-DD; checkDate validates it once BC is known.
-func (p *dateScanner) ymd() (y int64, m, d int, reason string) {
-	yy, ok := p.digits(4, 7)
-	if !ok || !p.byte('-') {
-		return 0, 0, 0, "not in YYYY-MM-DD form"
-	}
-	m, ok1 := p.digits(1, 2)
+// fastTimestamp reads the common machine spelling
+//
+//	YYYY-MM-DD[( |T)HH:MM[:SS[.ffffff]]][Z|±HH[[:]MM]]
+//
+// (no white space around, four-digit year from 0001, two-digit fields,
+// hours below 24, seconds below 60, up to six fraction digits) directly,
+// giving what the general reader gives; ok is false for anything else,
+// which the general reader then decides. It only ever accepts.
+func (z *Zones) fastTimestamp(s []byte, withTZ bool) (int64, bool) {
+	p := dateScanner{s: s}
+	y, ok1 := p.digits(4, 4)
 	ok2 := p.byte('-')
-	d, ok3 := p.digits(1, 2)
-	if !ok1 || !ok2 || !ok3 {
-		return 0, 0, 0, "not in YYYY-MM-DD form"
+	m, ok3 := p.digits(2, 2)
+	ok4 := p.byte('-')
+	d, ok5 := p.digits(2, 2)
+	if !(ok1 && ok2 && ok3 && ok4 && ok5) || y == 0 || m < 1 || m > 12 || d < 1 || d > daysIn(int64(y), m) {
+		return 0, false
 	}
-	return int64(yy), m, d, ""
-}
-
-// checkDate applies BC and validates the date as ValidateDate and
-// IS_VALID_JULIAN do; it returns the astronomical year.
-func checkDate(y int64, m, d int, bc bool) (int64, string) {
-	if y == 0 {
-		return 0, "year 0 does not exist"
-	}
-	if bc {
-		y = 1 - y
-	}
-	if m < 1 || m > 12 || d < 1 || d > daysIn(y, m) {
-		return 0, "no such date"
-	}
-	if y < julianMinYear || y == julianMinYear && m < julianMinMonth || y >= julianMaxYear {
-		return 0, "out of range"
-	}
-	return y, ""
-}
-
-// parsePGDate parses a date (see ParseDate) to PostgreSQL days.
-func parsePGDate(text []byte) (int32, string) {
-	s := trimSpace(text)
-	switch {
-	case equalFold(s, "infinity"):
-		return math.MaxInt32, ""
-	case equalFold(s, "-infinity"):
-		return math.MinInt32, ""
-	case len(s) > maxDateTimeLen:
-		return 0, "too long"
-	}
-	p := dateScanner{s: s}
-	y, m, d, reason := p.ymd()
-	if reason != "" {
-		return 0, reason
-	}
-	bc, ok := p.bc()
-	if !ok {
-		return 0, "not a date (only YYYY-MM-DD [BC] is accepted)"
-	}
-	if y, reason = checkDate(y, m, d, bc); reason != "" {
-		return 0, reason
-	}
-	days := daysFromCivil(y, m, d) - epochDays
-	if days < minPGDays || days >= endPGDays {
-		return 0, "out of range"
-	}
-	return int32(days), ""
-}
-
-// parsePGTimestamp parses a timestamp (see ParseTimestamp) to PostgreSQL
-// micros; with withTZ a zone is applied, else ignored.
-func parsePGTimestamp(text []byte, withTZ bool) (int64, string) {
-	s := trimSpace(text)
-	switch {
-	case equalFold(s, "infinity"):
-		return math.MaxInt64, ""
-	case equalFold(s, "-infinity"):
-		return math.MinInt64, ""
-	case len(s) > maxDateTimeLen:
-		return 0, "too long"
-	}
-	p := dateScanner{s: s}
-	y, m, d, reason := p.ymd()
-	if reason != "" {
-		return 0, reason
-	}
-	var tod, zone int64 // micros of the day; zone offset east of UTC in seconds
-	mark := p.i
-	if p.byte('T') || p.byte('t') || p.spaces() > 0 && p.i < len(p.s) && isDigit(p.s[p.i]) {
-		if tod, reason = p.timeOfDay(); reason != "" {
-			return 0, reason
-		}
-		mark = p.i
-		if z, found, ok := p.zone(); !ok {
-			return 0, "invalid time zone (accepted: Z, UTC, ±HH, ±HHMM, ±HH:MM, ±HH:MM:SS)"
-		} else if found {
-			zone = z
-			mark = p.i
-		}
-	}
-	p.i = mark
-	bc, ok := p.bc()
-	if !ok {
-		return 0, "not an ISO 8601 timestamp"
-	}
-	if y, reason = checkDate(y, m, d, bc); reason != "" {
-		return 0, reason
-	}
-	days := daysFromCivil(y, m, d) - epochDays
-	// A zone or 24:00 moves the value by less than a day either way; past
-	// that the value is out of range, and the product below cannot overflow.
-	if days < minPGDays-1 || days > endPGTimestamp/86400 {
-		return 0, "out of range"
-	}
-	t := days*microsPerDay + tod
-	if withTZ {
-		t -= zone * 1000000
-	}
-	if t < minPGMicros || t >= endPGMicros {
-		return 0, "out of range"
-	}
-	return t, ""
-}
-
-// timeOfDay reads HH:MM[:SS[.fraction]] and returns micros since midnight
-// (24:00:00 included).
-func (p *dateScanner) timeOfDay() (int64, string) {
-	h, ok1 := p.digits(1, 2)
-	ok2 := p.byte(':')
-	mi, ok3 := p.digits(1, 2)
-	if !ok1 || !ok2 || !ok3 {
-		return 0, "invalid time of day"
-	}
-	sec, fsec := 0, int64(0)
-	if p.byte(':') {
-		var ok bool
-		if sec, ok = p.digits(1, 2); !ok {
-			return 0, "invalid time of day"
-		}
-		if p.byte('.') {
-			start := p.i - 1
-			for p.i < len(p.s) && isDigit(p.s[p.i]) {
-				p.i++
-			}
-			if p.i == start+1 {
-				return 0, "invalid fraction of a second"
-			}
-			fsec = fracMicros(p.s[start:p.i])
-		}
-	}
-	if h > 24 || mi > 59 || sec > 59 || h == 24 && (mi > 0 || sec > 0 || fsec > 0) {
-		return 0, "time of day out of range"
-	}
-	return (int64(h)*3600+int64(mi)*60+int64(sec))*1000000 + fsec, ""
-}
-
-// fracMicros converts ".ddd" to microseconds as PostgreSQL does: with up
-// to six digits exactly; with more, rint(strtod(".ddd") * 1e6) in double
-// precision (round half to even on the product), which may give 1000000.
-func fracMicros(frac []byte) int64 {
-	digits := frac[1:]
-	if len(digits) <= 6 {
-		var us int64
-		for _, c := range digits {
-			us = us*10 + int64(c-'0')
-		}
-		for range 6 - len(digits) {
-			us *= 10
-		}
-		return us
-	}
-	f, _ := strconv.ParseFloat(unsafe.String(unsafe.SliceData(frac), len(frac)), 64)
-	return int64(math.RoundToEven(f * 1e6))
-}
-
-// zone reads an optional zone after optional spaces. found is false (and
-// nothing consumed) when none is there; ok is false for a malformed one.
-func (p *dateScanner) zone() (secs int64, found, ok bool) {
-	start := p.i
-	p.spaces()
-	if p.done() {
-		p.i = start
-		return 0, false, true
-	}
-	switch c := p.s[p.i]; c {
-	case 'Z', 'z':
+	tm := pgTm{year: y, mon: m, mday: d}
+	timed := false
+	if p.i < len(s) && (s[p.i] == ' ' || s[p.i] == 'T') {
 		p.i++
-		return 0, true, true
-	case 'U', 'u':
-		if len(p.s)-p.i >= 3 && equalFold(p.s[p.i:p.i+3], "utc") {
-			p.i += 3
-			return 0, true, true
+		timed = true
+		h, ok1 := p.digits(2, 2)
+		ok2 := p.byte(':')
+		mi, ok3 := p.digits(2, 2)
+		if !(ok1 && ok2 && ok3) || h > 23 || mi > 59 {
+			return 0, false
 		}
-	case '+', '-':
-		p.i++
-		h, okh := p.digits(2, 2)
-		if !okh {
-			return 0, true, false
+		tm.hour, tm.min = h, mi
+		if p.byte(':') {
+			sec, ok := p.digits(2, 2)
+			if !ok || sec > 59 {
+				return 0, false
+			}
+			tm.sec = sec
+			if p.byte('.') {
+				start := p.i
+				us, ok := p.digits(1, 6)
+				if !ok || p.i < len(s) && isDigit(s[p.i]) {
+					return 0, false
+				}
+				for range 6 - (p.i - start) {
+					us *= 10
+				}
+				tm.fsec = int64(us)
+			}
 		}
-		m, sec := 0, 0
-		if p.i < len(p.s) && isDigit(p.s[p.i]) {
-			if m, okh = p.digits(2, 2); !okh {
-				return 0, true, false
+	}
+	tz, haveZone := 0, false
+	if p.i < len(s) {
+		if !timed {
+			return 0, false // "2024-01-02-05" is one date field to PostgreSQL
+		}
+		switch s[p.i] {
+		case 'Z':
+			if !z.zIsUTC {
+				return 0, false
 			}
-		} else if p.byte(':') {
-			if m, okh = p.digits(2, 2); !okh {
-				return 0, true, false
+			p.i++
+			haveZone = true
+		case '+', '-':
+			sign := s[p.i]
+			p.i++
+			h, ok := p.digits(2, 2)
+			if !ok || h > 15 {
+				return 0, false
 			}
-			if p.byte(':') {
-				if sec, okh = p.digits(2, 2); !okh {
-					return 0, true, false
+			mi := 0
+			if p.byte(':') || p.i < len(s) {
+				if mi, ok = p.digits(2, 2); !ok || mi > 59 {
+					return 0, false
 				}
 			}
+			tz = -(h*3600 + mi*60)
+			if sign == '-' {
+				tz = -tz
+			}
+			haveZone = true
+		default:
+			return 0, false
 		}
-		if h > 15 || m > 59 || sec > 59 {
-			return 0, true, false
-		}
-		off := int64(h*3600 + m*60 + sec)
-		if c == '-' {
-			off = -off
-		}
-		return off, true, true
 	}
-	p.i = start
-	return 0, false, true
+	if p.i != len(s) {
+		return 0, false
+	}
+	if !withTZ {
+		tz = 0
+	} else if !haveZone {
+		tz = -z.session.offsetFor(&tm)
+	}
+	t, reason := tm2timestamp(&tm, tz)
+	return t, reason == ""
 }

@@ -137,9 +137,9 @@ func decodeArray(t testing.TB, p []byte) (elemOID uint32, dims []int, elems [][]
 		n = 0
 	}
 	for range ndim {
-		d, lb := int(binary.BigEndian.Uint32(p)), binary.BigEndian.Uint32(p[4:])
-		if lb != 1 {
-			t.Errorf("lower bound %d", lb)
+		d, lb := int(binary.BigEndian.Uint32(p)), int32(binary.BigEndian.Uint32(p[4:]))
+		if int64(lb)+int64(d)-1 > 1<<31-1 {
+			t.Errorf("lower bound %d with %d elements", lb, d)
 		}
 		dims = append(dims, d)
 		n *= d

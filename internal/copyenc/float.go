@@ -7,20 +7,23 @@ import (
 )
 
 // parseFloat reads a double precision (or, with is32, a real) as
-// float8in/float4in do for decimal input: optional white space around
-// [+-] digits [. digits] [e [+-] digits], or one of NaN, Infinity, inf
-// (signed but for NaN, any case).
+// float8in/float4in do with glibc's strtod/strtof: optional white space
+// around [+-] digits [. digits] [e [+-] digits], a hexadecimal float
+// ("0x1.8p3", "0x10"), or Infinity, inf, NaN, NaN(payload) — any case,
+// any of them signed (a signed NaN keeps its sign bit, a payload its
+// bits, as the C library stores them).
 //
 // The decimal is rounded once, to nearest, to the target precision, which
-// is what the C library's strtod/strtof used by PostgreSQL do (a real is
-// not rounded through a double). Like PostgreSQL, a value too large for the
-// type is an error, and so is a non-zero value so small that it rounds to
-// zero; -0 stays -0. Hexadecimal floats, digit underscores and NaN
-// payloads, which some libraries accept, are rejected.
+// is what the C library's strtod/strtof do (a real is not rounded through
+// a double). Like PostgreSQL, a value too large for the type is an error,
+// and so is a non-zero value so small that it rounds to zero; -0 stays -0.
 func parseFloat(text []byte, is32 bool) (float64, string) {
 	s := trimSpace(text)
-	if v, ok := floatSpecial(s); ok {
+	if v, ok := floatSpecial(s, is32); ok {
 		return v, ""
+	}
+	if v, reason, ok := parseHexFloat(s, is32); ok {
+		return v, reason
 	}
 	nonzero, ok := scanDecimal(s)
 	if !ok {
@@ -39,12 +42,82 @@ func parseFloat(text []byte, is32 bool) (float64, string) {
 	// in its error, which is dropped here.
 	v, err := strconv.ParseFloat(unsafe.String(unsafe.SliceData(s), len(s)), bits)
 	if err != nil || (v == 0 && nonzero) {
-		if is32 {
-			return 0, "out of range for type real"
-		}
-		return 0, "out of range for type double precision"
+		return 0, rangeReason(is32)
 	}
 	return v, ""
+}
+
+func rangeReason(is32 bool) string {
+	if is32 {
+		return "out of range for type real"
+	}
+	return "out of range for type double precision"
+}
+
+// parseHexFloat reads strtod's hexadecimal form, [+-]0x hex [. hex]
+// [p [+-] digits]; ok is false when s is not one.
+func parseHexFloat(s []byte, is32 bool) (float64, string, bool) {
+	i := 0
+	if i < len(s) && (s[i] == '+' || s[i] == '-') {
+		i++
+	}
+	if i+1 >= len(s) || s[i] != '0' || s[i+1] != 'x' && s[i+1] != 'X' {
+		return 0, "", false
+	}
+	j := i + 2
+	digits, nonzero := 0, false
+	for ; j < len(s); j++ {
+		c := s[j]
+		if _, ok := unhex(c); ok {
+			digits++
+			nonzero = nonzero || c != '0'
+		} else if c != '.' {
+			break
+		}
+	}
+	if digits == 0 || bytesCount(s[i+2:j], '.') > 1 {
+		return 0, "not a number", true
+	}
+	var buf [64]byte
+	b := buf[:0]
+	b = append(b, s[:j]...)
+	if j < len(s) && (s[j] == 'p' || s[j] == 'P') {
+		k := j + 1
+		if k < len(s) && (s[k] == '+' || s[k] == '-') {
+			k++
+		}
+		start := k
+		for k < len(s) && isDigit(s[k]) {
+			k++
+		}
+		if k == start || k != len(s) {
+			return 0, "not a number", true
+		}
+		b = append(b, s[j:]...)
+	} else if j != len(s) {
+		return 0, "not a number", true
+	} else {
+		b = append(b, 'p', '0')
+	}
+	bits := 64
+	if is32 {
+		bits = 32
+	}
+	v, err := strconv.ParseFloat(string(b), bits)
+	if err != nil || v == 0 && nonzero {
+		return 0, rangeReason(is32), true
+	}
+	return v, "", true
+}
+
+func bytesCount(s []byte, c byte) int {
+	n := 0
+	for _, x := range s {
+		if x == c {
+			n++
+		}
+	}
+	return n
 }
 
 // float64Pow10 holds the powers of ten that are exact in a float64.
@@ -136,27 +209,85 @@ const (
 	nan32 = 0x7fc00000
 )
 
-// floatSpecial recognizes the spellings of NaN and the infinities that
-// float8in accepts on every platform.
-func floatSpecial(s []byte) (float64, bool) {
-	if len(s) < 3 || len(s) > 9 {
+// floatSpecial recognizes the spellings of the infinities and NaN that
+// glibc's strtod accepts: [+-] (inf | infinity | nan | nan(chars)), any
+// case. A NaN's sign and a numeric payload (strtoull base 0 of chars)
+// are kept in its bits, as glibc keeps them.
+func floatSpecial(s []byte, is32 bool) (float64, bool) {
+	if len(s) < 3 {
 		return 0, false
 	}
-	sign := 1
+	neg := false
 	body := s
 	switch s[0] {
 	case '+':
 		body = s[1:]
 	case '-':
-		sign, body = -1, s[1:]
+		neg, body = true, s[1:]
 	}
 	switch {
-	case len(body) == len(s) && equalFold(body, "nan"):
-		return math.Float64frombits(nan64), true
 	case equalFold(body, "infinity"), equalFold(body, "inf"):
-		return math.Inf(sign), true
+		if neg {
+			return math.Inf(-1), true
+		}
+		return math.Inf(1), true
+	case len(body) < 3 || !equalFold(body[:3], "nan"):
+		return 0, false
 	}
-	return 0, false
+	var payload uint64
+	if rest := body[3:]; len(rest) > 0 {
+		if rest[0] != '(' || rest[len(rest)-1] != ')' {
+			return 0, false
+		}
+		seq := rest[1 : len(rest)-1]
+		for _, c := range seq {
+			if !isAlnum(c) && c != '_' {
+				return 0, false
+			}
+		}
+		payload, _ = strtoullBase0(seq)
+	}
+	if is32 {
+		// a double whose conversion to float gives these float bits
+		b := uint64(nan64) | (payload&(1<<22-1))<<29
+		if neg {
+			b |= 1 << 63
+		}
+		return math.Float64frombits(b), true
+	}
+	b := uint64(nan64) | payload&(1<<51-1)
+	if neg {
+		b |= 1 << 63
+	}
+	return math.Float64frombits(b), true
+}
+
+// strtoullBase0 reads all of s as C's strtoull with base 0 (0x hex, 0
+// octal, else decimal); 0 when s is not such a number in full.
+func strtoullBase0(s []byte) (uint64, bool) {
+	if len(s) == 0 {
+		return 0, false
+	}
+	base := uint64(10)
+	switch {
+	case len(s) > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X'):
+		base, s = 16, s[2:]
+	case len(s) > 1 && s[0] == '0':
+		base, s = 8, s[1:]
+	}
+	var v uint64
+	for _, c := range s {
+		d, ok := unhex(c)
+		if !ok || uint64(d) >= base {
+			return 0, false
+		}
+		if v > (1<<64-1-uint64(d))/base {
+			v = 1<<64 - 1
+			continue
+		}
+		v = v*base + uint64(d)
+	}
+	return v, true
 }
 
 // scanDecimal checks that s is [+-] digits [. digits] [(e|E) [+-] digits]

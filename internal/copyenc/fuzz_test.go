@@ -121,6 +121,10 @@ func FuzzCodecs(f *testing.F) {
 // accept, white space aside.
 var decimalRE = regexp.MustCompile(`^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$`)
 
+// numericRE is numeric_in's decimal syntax: as decimalRE, with white
+// space allowed after the e (its exponent is read by strtol).
+var numericRE = regexp.MustCompile(`^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][ \t\n\v\f\r]*[+-]?[0-9]+)?$`)
+
 // FuzzNumeric compares the numeric codec with math/big: the decoded
 // binary value equals the input's exact value, with numeric_in's dscale.
 func FuzzNumeric(f *testing.F) {
@@ -133,12 +137,13 @@ func FuzzNumeric(f *testing.F) {
 	f.Fuzz(func(t *testing.T, in string) {
 		n, reason := parseNumeric([]byte(in))
 		s := string(trimSpace([]byte(in)))
-		if !decimalRE.MatchString(s) {
+		if !numericRE.MatchString(s) {
 			if reason == "" && n.sign != numericNaN && n.sign != numericPInf && n.sign != numericNInf {
 				t.Fatalf("%q accepted as %v", in, n)
 			}
 			return
 		}
+		s = strings.Join(strings.Fields(s), "") // numeric_in's strtol skips white space after the e
 		mant, exp, _ := strings.Cut(strings.ToLower(s), "e")
 		e := 0
 		if exp != "" {
@@ -153,7 +158,7 @@ func FuzzNumeric(f *testing.F) {
 		}
 		_, frac, _ := strings.Cut(mant, ".")
 		dscale := max(len(frac)-e, 0)
-		if dscale > numericMaxDscale || len(s) > 4*numericMaxWeight {
+		if dscale > numericMaxDscale || len(mant)+e > 4*numericMaxWeight {
 			return // limits: tested in TestNumericCodec
 		}
 		if reason != "" {
@@ -361,5 +366,36 @@ func FuzzEscape(f *testing.F) {
 		if want := string(esc) + "\t" + string(esc) + "\n"; string(w.Bytes()) != want {
 			t.Fatalf("row %q, want %q", w.Bytes(), want)
 		}
+	})
+}
+
+// FuzzDateTime drives the datetime reader (tokenizer, field decoding,
+// zones) in a DST session zone: the ISO fast path must agree with the
+// general reader wherever it accepts, and every accepted timestamp's
+// canonical spelling must read back to the same value. (What the server
+// makes of the same text is the differential test's business.)
+func FuzzDateTime(f *testing.F) {
+	for _, s := range []string{"2024-03-10 02:30", "2024-11-03T01:30:00.5", "Jan 8 1999 4:05 PM EST", "1999-01-08 04:05:06 America/New_York",
+		"J2451545.5", "19990108 040506-08", "epoch", "-infinity", "2024-01-02 23:59:60", "01/02/03 allballs", "1.2.3", "y2024m01d02",
+		"2024-01-01 10:00 utc+3", "2024-01-01 10:00 EST5EDT1", "5874897-12-31 BC", "2024-01-02T10:00:00Z", "now", "12:00 2024-01-01"} {
+		f.Add(s)
+	}
+	z := newYork(f, "America/New_York")
+	f.Fuzz(func(t *testing.T, in string) {
+		for _, withTZ := range []bool{true, false} {
+			slowT, slowR := z.slowTimestamp([]byte(in), withTZ)
+			if fastT, ok := z.fastTimestamp([]byte(in), withTZ); ok && (slowR != "" || slowT != fastT) {
+				t.Fatalf("%q withTZ=%v: fast path %d, general reader %d %q", in, withTZ, fastT, slowT, slowR)
+			}
+			if slowR != "" {
+				continue
+			}
+			spelled := appendPGTimestampText(nil, slowT)
+			again, r := UTC().parsePGTimestamp(spelled, true)
+			if r != "" || again != slowT {
+				t.Fatalf("%q = %d spelled %q reads back as %d %q", in, slowT, spelled, again, r)
+			}
+		}
+		_, _ = z.parsePGDate([]byte(in))
 	})
 }

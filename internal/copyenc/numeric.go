@@ -25,8 +25,9 @@ const (
 	numericMaxDscale = 0x3FFF // NUMERIC_DSCALE_MAX
 	numericMaxWeight = 0x7FFF // int16 weight
 	// numericMaxExp bounds the exponent of "1.5e10" spellings as
-	// PostgreSQL 13 does (NUMERIC_MAX_PRECISION); later versions accept more.
-	numericMaxExp = 1000
+	// set_var_from_str does (INT_MAX / 2, exclusive); the result must then
+	// still fit the weight and dscale fields.
+	numericMaxExp = 1<<30 - 1
 )
 
 // numeric is a parsed numeric value; its digits are read from the input
@@ -69,15 +70,8 @@ func (n *numeric) digitAtWeight(w int) byte {
 func parseNumeric(text []byte) (numeric, string) {
 	s := trimSpace(text)
 	n := numeric{first: -1, last: -2}
-	if v, ok := floatSpecial(s); ok {
-		switch {
-		case v != v:
-			n.sign = numericNaN
-		case v > 0:
-			n.sign = numericPInf
-		default:
-			n.sign = numericNInf
-		}
+	if sign, ok := numericSpecial(s); ok {
+		n.sign = sign
 		return n, ""
 	}
 	if len(s) > 0 && (s[0] == '+' || s[0] == '-') {
@@ -118,6 +112,9 @@ func parseNumeric(text []byte) (numeric, string) {
 	exp := 0
 	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
 		i++
+		for i < len(s) && isSpace(s[i]) { // strtol skips white space
+			i++
+		}
 		eneg := false
 		if i < len(s) && (s[i] == '+' || s[i] == '-') {
 			eneg = s[i] == '-'
@@ -132,8 +129,8 @@ func parseNumeric(text []byte) (numeric, string) {
 		if i == start {
 			return n, "not a number"
 		}
-		if exp > numericMaxExp {
-			return n, "exponent out of range"
+		if exp >= numericMaxExp {
+			return n, "value overflows numeric format"
 		}
 		if eneg {
 			exp = -exp
@@ -159,6 +156,25 @@ func parseNumeric(text []byte) (numeric, string) {
 	return n, ""
 }
 
+// numericSpecial reads the special values numeric_in accepts: NaN
+// (unsigned), and Infinity or inf with an optional sign, any case.
+func numericSpecial(s []byte) (uint16, bool) {
+	body, sign := s, uint16(numericPInf)
+	if len(s) > 0 && (s[0] == '+' || s[0] == '-') {
+		body = s[1:]
+		if s[0] == '-' {
+			sign = numericNInf
+		}
+	}
+	switch {
+	case len(body) == len(s) && equalFold(s, "nan"):
+		return numericNaN, true
+	case equalFold(body, "infinity"), equalFold(body, "inf"):
+		return sign, true
+	}
+	return 0, false
+}
+
 // floorDiv is a / b rounded toward negative infinity (b > 0).
 func floorDiv(a, b int) int {
 	q := a / b
@@ -175,8 +191,14 @@ var pow10 = [4]uint16{1, 10, 100, 1000}
 // numeric_recv ignores for them.
 func (n *numeric) appendBinary(dst []byte) []byte {
 	if n.first < 0 { // zero or a special value: no digits
+		dscale := n.dscale
+		if n.sign == numericPInf || n.sign == numericNInf {
+			// numeric_send reads an infinity's dscale from its header
+			// bits: 32; numeric_recv ignores it.
+			dscale = 32
+		}
 		dst = appendInt32(dst, 8)
-		return append(dst, 0, 0, 0, 0, byte(n.sign>>8), byte(n.sign), byte(n.dscale>>8), byte(n.dscale))
+		return append(dst, 0, 0, 0, 0, byte(n.sign>>8), byte(n.sign), byte(dscale>>8), byte(dscale))
 	}
 	weight := floorDiv(n.dweight, 4)
 	lastW := n.dweight - (n.last - n.first)

@@ -141,13 +141,25 @@ func checkJSON(text []byte, jsonb bool) string {
 	if !json.Valid(text) {
 		return "not valid JSON"
 	}
-	if !jsonb || bytes.IndexByte(text, '\\') < 0 {
+	if !jsonb {
 		return ""
 	}
 	in := false
 	for i := 0; i < len(text); i++ {
 		c := text[i]
 		if !in {
+			if c == '-' || isDigit(c) {
+				// jsonb stores numbers as numeric: they must fit one
+				j := i + 1
+				for j < len(text) && (isDigit(text[j]) || text[j] == '.' || text[j] == 'e' || text[j] == 'E' || text[j] == '+' || text[j] == '-') {
+					j++
+				}
+				if _, r := parseNumeric(text[i:j]); r != "" {
+					return "number " + r
+				}
+				i = j - 1
+				continue
+			}
 			in = c == '"'
 			continue
 		}

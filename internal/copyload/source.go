@@ -113,7 +113,7 @@ func (s *FileSource) route(ctx context.Context, r *router, name string, src int3
 		if rec.Null[timeField] {
 			return rejectf(cols[timeField].Name, "the time column is NULL")
 		}
-		m, err := parseTime(l.target.Series.TimeType, rec.Fields[timeField])
+		m, err := parseTime(l.target.Zones(), l.target.Series.TimeType, rec.Fields[timeField])
 		if err != nil {
 			return rejectf(cols[timeField].Name, err.Error())
 		}
@@ -145,17 +145,19 @@ func (s *FileSource) route(ctx context.Context, r *router, name string, src int3
 	return r.rowDone(ctx, b, src, rec.Line)
 }
 
-// parseTime reads the time column's text as micros.
-func parseTime(tt partition.TimeType, f []byte) (int64, error) {
+// parseTime reads the time column's text as micros, in the session the
+// column's codec reads it in (so a row lands in the partition of the
+// value stored).
+func parseTime(z *copyenc.Zones, tt partition.TimeType, f []byte) (int64, error) {
 	switch tt {
 	case partition.Timestamptz:
-		return copyenc.ParseTimestamp(f)
+		return z.ParseTimestamp(f)
 	case partition.Timestamp:
 		// The server ignores a zone written in a timestamp without time
 		// zone: route by the wall-clock time as written, as it stores it.
-		return copyenc.ParseLocalTimestamp(f)
+		return z.ParseLocalTimestamp(f)
 	case partition.Date:
-		d, err := copyenc.ParseDate(f)
+		d, err := z.ParseDate(f)
 		if err != nil {
 			return 0, err
 		}

@@ -49,6 +49,7 @@ type Target struct {
 	Columns      []Column         // all insertable columns, in table order
 	Series       *partition.Table // nil for a plain table
 	binaryOK     bool             // every column has a binary codec
+	zones        *copyenc.Zones   // how dates and times are read (nil: UTC); see UseZones
 	unknownTypes []string         // types without a codec
 }
 
