@@ -34,9 +34,16 @@ func (d *DS) Pending() int { return len(d.pending) }
 // time order and no two name the same slot, so they may be written in one
 // batch; updates a newer one overwrites (a ring lap later) are dropped.
 // Call it regularly: the DS keeps pending updates until then, at most
-// twice as many as its rings have slots.
+// twice as many as its rings have slots. In Graphite consolidation the
+// updates are the slots written since the last call (each slot once,
+// with its latest value), in the order they were written, and not
+// bounded: a caller writing them in order gets last-write-wins.
 func (d *DS) ClosedSlots(dst []Update) []Update {
-	d.trim()
+	if d.schema.graphite {
+		d.dedupG()
+	} else {
+		d.trim()
+	}
 	dst = append(dst, d.pending...)
 	if cap(d.pending) > retainPending {
 		d.pending = nil
