@@ -44,11 +44,12 @@ RETURNING id, key`
 
 // sqlWriteSlots writes closed slots: one row per (series, slot) in the
 // arguments, grouped into one array update per (bundle, segment, slot)
-// row; rows missing are inserted. Within a row a later slot time wins.
+// row; rows missing are inserted. Within a row a later slot time wins, and
+// of two values for one slot time the later in the arguments.
 // $1 bundle, $2 seg, $3 slot, $4 pos, $5 time (s), $6 value.
 const sqlWriteSlots = `WITH u AS (
-	SELECT b, g, sl, array_agg(p ORDER BY p, t) AS i, array_agg(v ORDER BY p, t) AS v, array_agg(t ORDER BY p, t) AS t
-	FROM unnest($1::int4[], $2::int8[], $3::int4[], $4::int4[], $5::int8[], $6::float8[]) AS x(b, g, sl, p, t, v)
+	SELECT b, g, sl, array_agg(p ORDER BY p, t, o) AS i, array_agg(v ORDER BY p, t, o) AS v, array_agg(t ORDER BY p, t, o) AS t
+	FROM unnest($1::int4[], $2::int8[], $3::int4[], $4::int4[], $5::int8[], $6::float8[]) WITH ORDINALITY AS x(b, g, sl, p, t, v, o)
 	GROUP BY b, g, sl
 ), upd AS (
 	UPDATE pgts.rra_data d SET vals = pgts.array_put(d.vals, u.i, u.v), times = pgts.array_put(d.times, u.i, u.t)

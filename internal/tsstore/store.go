@@ -172,7 +172,18 @@ func (s *Store) loop(ctx context.Context) {
 		if err := s.Flush(fctx); err != nil {
 			s.log.Warn("flushing the metrics cache", "err", err)
 		}
+		s.logFuture()
 		s.maintain(fctx)
+	}
+}
+
+// logFuture logs, at most once per flush, the points refused since the
+// last time for being too far in the future.
+func (s *Store) logFuture() {
+	n := s.counters.future.Load()
+	if d := n - s.counters.futureLogged.Swap(n); d > 0 {
+		s.log.Warn("refused points dated beyond the clock plus the future tolerance",
+			"points", d, "tolerance", s.cfg.FutureTolerance)
 	}
 }
 
@@ -248,8 +259,11 @@ type Stats struct {
 	Buffered   int64 // raw points in the cache
 	Added      int64 // points accepted
 	Unmatched  int64 // points of series matching no rule, without raw storage: dropped
-	OutOfOrder int64 // points older than their series' last update: not consolidated
-	Duplicate  int64 // points at the time of their series' previous point: not consolidated
+	OutOfOrder int64 // RRD consolidation: points older than their series' last update: not consolidated
+	Duplicate  int64 // RRD consolidation: points at the time of their series' previous point: not consolidated
+	Future     int64 // points beyond the clock plus FutureTolerance: dropped whole
+	TooOld     int64 // Graphite consolidation: points older than every archive's span: not archived
+	LateKept   int64 // Graphite consolidation: late points stored in their slot without updating coarser archives
 	Invalid    int64 // points with an infinite value or a time out of range: dropped
 	OverLimit  int64 // points of new series beyond MaxSeries: dropped
 	Full       int64 // points refused for lack of memory (ErrFull)
@@ -263,6 +277,7 @@ type Stats struct {
 
 type counters struct {
 	added, unmatched, outOfOrder, duplicate, invalid, overLimit, full atomic.Int64
+	future, tooOld, lateKept, futureLogged                            atomic.Int64
 	rawStored, rawRefused, slots, flushes, flushFails, buffered       atomic.Int64
 	unflushed                                                         atomic.Int64
 }
@@ -281,6 +296,9 @@ func (s *Store) Stats() Stats {
 		Unmatched:  c.unmatched.Load(),
 		OutOfOrder: c.outOfOrder.Load(),
 		Duplicate:  c.duplicate.Load(),
+		Future:     c.future.Load(),
+		TooOld:     c.tooOld.Load(),
+		LateKept:   c.lateKept.Load(),
 		Invalid:    c.invalid.Load(),
 		OverLimit:  c.overLimit.Load(),
 		Full:       c.full.Load(),

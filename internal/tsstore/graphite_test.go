@@ -1,0 +1,98 @@
+package tsstore
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/pgts/pgts/internal/rra"
+)
+
+// graphiteConfig has the issue's whisper retentions in Graphite
+// consolidation for "g.", and the clock at base+3600.
+func graphiteConfig(t testing.TB, c *clock) Config {
+	cfg := DefaultConfig()
+	cfg.Rules = []rra.Rule{rule(t, `^g\.`, "10s", "", "10s:6h", "1m:7d", "1h:1y")}
+	cfg.FlushInterval = time.Hour
+	cfg.MaxMemory = 64 << 20
+	if c.now.IsZero() {
+		c.now = time.Unix(base+3600, 0)
+	}
+	cfg.Now = c.Now
+	return cfg
+}
+
+// The defects of the comparison with carbon and whisper, through the
+// store, from the cache and from the database.
+func TestGraphiteStore(t *testing.T) {
+	pool := newPool(t)
+	var c clock
+	s := open(t, pool, graphiteConfig(t, &c))
+	// Defects 1 and 2: a single point, unaligned, is stored and labelled
+	// with the start of its slot.
+	mustAdd(t, s, pt("g.one", 17, 5))
+	// Defect 3: a series sent every 60 s shows one value a minute.
+	for i := range 5 {
+		mustAdd(t, s, pt("g.sparse", float64(60*i), float64(i+1)))
+	}
+	// Defect 4: out of order and duplicates: stored, the last value wins.
+	mustAdd(t, s, pt("g.ooo", 20, 2), pt("g.ooo", 0, 1), pt("g.ooo", 10, 7), pt("g.ooo", 10, 3), pt("g.ooo", 30, 4), pt("g.ooo", 50, 6), pt("g.ooo", 40, 5))
+	// Defect 5: far-future points are refused and damage nothing.
+	mustAdd(t, s, pt("g.ooo", 4_000_000_000, 1), pt("g.ooo", 3600+11*60, 1))
+	mustAdd(t, s, pt("g.ooo", 60, 8))
+
+	check := func(when string) {
+		t.Helper()
+		checkSeries(t, fetch1(t, s, "g.one", base, base+30), base+10, 10, []float64{5, nan, nan})
+		sp := fetch1(t, s, "g.sparse", base-10, base+240)
+		want := make([]float64, 25)
+		for i := range want {
+			want[i] = nan
+		}
+		for i := range 5 {
+			want[6*i] = float64(i + 1)
+		}
+		checkSeries(t, sp, base, 10, want)
+		checkSeries(t, fetch1(t, s, "g.ooo", base-10, base+60), base, 10, []float64{1, 3, 2, 4, 5, 6, 8})
+		// The 1m archive (from beyond 6 h): the mean of the six 10 s
+		// slots of the first minute, the 60 s value alone (1 of 6) not
+		// enough for the second.
+		c.now = time.Unix(base+7*3600, 0)
+		m := fetch1(t, s, "g.ooo", base-60, base+60)
+		c.now = time.Unix(base+3600, 0)
+		if m.Step != 60 {
+			t.Fatalf("%s: step %d, want the 1m archive", when, m.Step)
+		}
+		n := len(m.Values)
+		checkSeries(t, Series{Name: m.Name, Start: m.Start + int64(n-2)*60, Step: 60, Values: m.Values[n-2:]}, base, 60, []float64{(1 + 3 + 2 + 4 + 5 + 6) / 6.0, nan})
+	}
+	check("from the cache")
+	st := s.Stats()
+	if st.Future != 2 || st.OutOfOrder != 0 || st.Duplicate != 0 {
+		t.Fatalf("stats: %+v", st)
+	}
+	mustFlush(t, s)
+	check("from the database")
+}
+
+// Defect 5: a state saved after a far-future point (RRD consolidation
+// accepted one before) no longer blackholes the series after a restart.
+func TestFutureStateReset(t *testing.T) {
+	pool := newPool(t)
+	var c clock
+	cfg := testConfig(t, &c)
+	cfg.Raw = nil
+	cfg.FutureTolerance = 200 * 365 * 24 * time.Hour
+	s := open(t, pool, cfg)
+	mustAdd(t, s, pt("a.x", 0, 1), pt("a.x", 10, 1), pt("a.x", 4_000_000_000, 1))
+	if err := s.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	cfg.FutureTolerance = DefaultFutureTolerance
+	s2 := open(t, pool, cfg)
+	mustAdd(t, s2, pt("a.x", 20, 2), pt("a.x", 30, 3), pt("a.x", 40, 4))
+	if st := s2.Stats(); st.OutOfOrder != 0 {
+		t.Fatalf("after a restart the series still refuses points: %+v", st)
+	}
+	checkSeries(t, fetch1(t, s2, "a.x", base+20, base+40), base+30, 10, []float64{4, nan})
+}
