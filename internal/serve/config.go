@@ -173,7 +173,8 @@ type LimitsConfig struct {
 	// series (every connection has its own parser). Default 256KiB.
 	ParserCache Size `toml:"parser-cache"`
 	// MaxConnections bounds the open connections of each TCP listener;
-	// more are closed at once and counted. Default 256.
+	// more are closed at once, counted and logged (rate-limited). Default
+	// 4096, room for a fleet of senders that each keep a connection open.
 	MaxConnections int `toml:"max-connections"`
 	// ReadTimeout closes a TCP connection idle for this long. Default 5m.
 	ReadTimeout Duration `toml:"read-timeout"`
@@ -209,7 +210,7 @@ func DefaultConfig() Config {
 		Raw:  RawConfig{Interval: "1 day"},
 		Limits: LimitsConfig{MaxLine: 64 << 10, MaxDatagram: 65535, MaxPickleFrame: 1 << 20, MaxBody: 32 << 20,
 			MaxDecoded: 32 << 20, MaxPoints: 1 << 20, MaxName: 1 << 10, MaxTags: 64, MaxTag: 4 << 10,
-			ParserCache: 256 << 10, MaxConnections: 256, ReadTimeout: Duration(5 * time.Minute)},
+			ParserCache: 256 << 10, MaxConnections: 4096, ReadTimeout: Duration(5 * time.Minute)},
 		DS: []DSConfig{{Regexp: ".", Step: "10s", Archives: []string{"10s:6h", "1m:7d", "1h:1y"}}},
 	}
 }

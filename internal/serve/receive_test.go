@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/binary"
+	"errors"
 	"io"
 	"net/http"
 	"os"
@@ -343,5 +344,31 @@ func TestExtraHandler(t *testing.T) {
 	req.Header.Set("Authorization", "Bearer t")
 	if code, body := do(t, req); code != http.StatusOK || body != "[]" {
 		t.Errorf("/render: %d %q", code, body)
+	}
+}
+
+// Defect 8: /healthz says when the storage is failing, and again when it
+// recovers.
+func TestHealthzStorage(t *testing.T) {
+	sink := &memSink{}
+	ts := startServer(t, sink, nil)
+	get := func() (int, string) {
+		req, _ := http.NewRequest(http.MethodGet, "http://"+ts.addrs.HTTP+"/healthz", nil)
+		return do(t, req)
+	}
+	if code, body := get(); code != http.StatusOK {
+		t.Fatalf("/healthz: %d %s", code, body)
+	}
+	sink.mu.Lock()
+	sink.health = errors.New("connection refused")
+	sink.mu.Unlock()
+	if code, body := get(); code != http.StatusServiceUnavailable || !strings.Contains(body, "storage failing: connection refused") {
+		t.Errorf("/healthz with failing storage: %d %q", code, body)
+	}
+	sink.mu.Lock()
+	sink.health = nil
+	sink.mu.Unlock()
+	if code, body := get(); code != http.StatusOK {
+		t.Errorf("/healthz after recovery: %d %s", code, body)
 	}
 }

@@ -1,7 +1,11 @@
 package tsstore
 
 import (
+	"bytes"
 	"context"
+	"errors"
+	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
@@ -95,4 +99,27 @@ func TestFutureStateReset(t *testing.T) {
 		t.Fatalf("after a restart the series still refuses points: %+v", st)
 	}
 	checkSeries(t, fetch1(t, s2, "a.x", base+20, base+40), base+30, 10, []float64{4, nan})
+}
+
+// Defect 8: flush failures are logged at most once per flush interval
+// with their count, reported by Health, and the recovery is logged.
+func TestFlushFailureLogging(t *testing.T) {
+	var logs bytes.Buffer
+	s := &Store{cfg: Config{FlushInterval: time.Hour}, log: slog.New(slog.NewTextHandler(&logs, nil))}
+	for range 3 {
+		s.noteFlush(errors.New("connection refused"))
+	}
+	if err := s.Health(); err == nil || err.Error() != "connection refused" {
+		t.Errorf("Health while failing: %v", err)
+	}
+	if n := strings.Count(logs.String(), "flushing the metrics cache"); n != 1 {
+		t.Errorf("%d failure logs within one interval, want 1:\n%s", n, logs.String())
+	}
+	s.noteFlush(nil)
+	if err := s.Health(); err != nil {
+		t.Errorf("Health after recovery: %v", err)
+	}
+	if !strings.Contains(logs.String(), "recovered") || !strings.Contains(logs.String(), "failures=3") {
+		t.Errorf("recovery not logged with the failure count:\n%s", logs.String())
+	}
 }

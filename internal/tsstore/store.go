@@ -78,6 +78,12 @@ type Store struct {
 	done        chan struct{}
 	lastMaint   time.Time
 	lastFlushNS atomic.Int64
+
+	// The periodic flush's failures, owned by the flush loop; health is
+	// the last flush's error for Health.
+	health                atomic.Pointer[error]
+	failRun, failUnlogged int
+	failSince, failLogged time.Time
 }
 
 type shard struct {
@@ -169,12 +175,45 @@ func (s *Store) loop(ctx context.Context) {
 		// A flush under way finishes even when Close stops the loop: cut
 		// short, it could leave raw points half written.
 		fctx := context.WithoutCancel(ctx)
-		if err := s.Flush(fctx); err != nil {
-			s.log.Warn("flushing the metrics cache", "err", err)
-		}
+		s.noteFlush(s.Flush(fctx))
 		s.logFuture()
 		s.maintain(fctx)
 	}
+}
+
+// noteFlush records the outcome of a periodic flush: a failure is logged
+// at most once per flush interval with the number of failures since the
+// last log, and the first success after failures is logged as recovery.
+func (s *Store) noteFlush(err error) {
+	now := time.Now()
+	if err != nil {
+		s.health.Store(&err)
+		s.failRun++
+		s.failUnlogged++
+		if s.failSince.IsZero() {
+			s.failSince = now
+		}
+		if now.Sub(s.failLogged) >= s.cfg.FlushInterval {
+			s.log.Warn("flushing the metrics cache", "err", err, "failures", s.failUnlogged, "failing_for", now.Sub(s.failSince).Round(time.Second))
+			s.failLogged, s.failUnlogged = now, 0
+		}
+		return
+	}
+	s.health.Store(nil)
+	if s.failRun > 0 {
+		s.log.Info("flushing the metrics cache recovered", "failures", s.failRun, "failed_for", now.Sub(s.failSince).Round(time.Second))
+		s.failRun, s.failUnlogged, s.failSince, s.failLogged = 0, 0, time.Time{}, time.Time{}
+	}
+}
+
+// Health returns nil when the last periodic flush wrote everything, and
+// its error otherwise (the data stays buffered for the next); /healthz
+// answers 503 with it. Safe for concurrent use.
+func (s *Store) Health() error {
+	if p := s.health.Load(); p != nil {
+		return *p
+	}
+	return nil
 }
 
 // logFuture logs, at most once per flush, the points refused since the
