@@ -11,6 +11,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/klauspost/compress/snappy"
@@ -370,5 +371,23 @@ func TestHealthzStorage(t *testing.T) {
 	sink.mu.Unlock()
 	if code, body := get(); code != http.StatusOK {
 		t.Errorf("/healthz after recovery: %d %s", code, body)
+	}
+}
+
+// Defect 6: StatsD flushes are dated at the end of their interval, a
+// multiple of the flush interval, so each lands in its own archive slot
+// whatever the timer's delay.
+func TestStatsDFlushTime(t *testing.T) {
+	iv := 10 * time.Second
+	b := time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC)
+	for _, c := range []struct{ now, want time.Time }{
+		{b, b},
+		{b.Add(3 * time.Millisecond), b.Add(iv)},
+		{b.Add(-time.Millisecond), b},
+		{b.Add(9999 * time.Millisecond), b.Add(iv)},
+	} {
+		if got := intervalEnd(c.now, iv); !got.Equal(c.want) {
+			t.Errorf("intervalEnd(%v) = %v, want %v", c.now, got, c.want)
+		}
 	}
 }

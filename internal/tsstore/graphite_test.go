@@ -123,3 +123,16 @@ func TestFlushFailureLogging(t *testing.T) {
 		t.Errorf("recovery not logged with the failure count:\n%s", logs.String())
 	}
 }
+
+// Defect 6: a burst of StatsD counts (4 flushes of 10, dated a little
+// after each 10 s boundary) renders as its counts, one per slot, instead
+// of being spread over the slots by time weighting.
+func TestStatsDBurst(t *testing.T) {
+	pool := newPool(t)
+	var c clock
+	s := open(t, pool, graphiteConfig(t, &c))
+	for i := range 4 {
+		mustAdd(t, s, pt("g.stats.counters.x.count", float64(10*i)+0.003*float64(i+1), 10))
+	}
+	checkSeries(t, fetch1(t, s, "g.stats.counters.x.count", base-10, base+40), base, 10, []float64{10, 10, 10, 10, nan})
+}
