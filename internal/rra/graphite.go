@@ -24,17 +24,21 @@ import (
 //
 // To recompute a coarse slot the DS keeps, for each archive but the
 // finest, the values of the finer slots inside its latest slot (kids). A
-// point older than that latest slot still fills its own slot, but cannot
-// update the coarser archives (the finer values it would need are only in
-// the database): Put reports it with ErrBeyondMemory, as a warning.
+// point older than that latest slot still fills its own slot at once; the
+// coarser slot it falls in needs finer values that only the caller's
+// storage holds, so the DS asks for them with a recompute request: an
+// Update with Count 0 among the pending ones, naming the coarse archive
+// and slot. The caller reads the next finer archive's values of that
+// slot (after writing the updates before the request) and hands them to
+// Recompute, which goes on as Put would.
 
 // ErrTooOld: the point is older than the span of every archive.
 var ErrTooOld = errors.New("point older than every archive's span")
 
 // ErrBeyondMemory: the point was stored in its archive, but it is older
-// than the latest slot of a coarser archive, which was not updated. It is
-// a warning: the point was taken.
-var ErrBeyondMemory = errors.New("point stored, but too old to update the coarser archives")
+// than the latest slot of a coarser archive, which awaits a recompute
+// request's answer (see Recompute). It is a warning: the point was taken.
+var ErrBeyondMemory = errors.New("point stored; a coarser archive awaits a recompute")
 
 // gArch is the memory of one coarser archive in Graphite consolidation.
 type gArch struct {
@@ -141,13 +145,24 @@ func (d *DS) Put(t int64, v float64, now int64) error {
 		return &PointError{Time: t, Value: v, LastUpdate: d.upTo, Err: ErrTooOld}
 	}
 	st := floorDiv(t, s.arch[j].step) * s.arch[j].step
-	d.emitG(j, st, v)
+	d.emitG(j, st, v, 1)
 	if d.upTo == noTime || t > d.upTo {
 		d.upTo = t
 	}
 	d.last = t
-	val := v
-	for k := j + 1; k < len(s.arch); k++ {
+	if k := d.propagate(j+1, st, v); k >= 0 {
+		return &PointError{Time: t, Value: v, LastUpdate: d.g[k].cur, Err: ErrBeyondMemory}
+	}
+	return nil
+}
+
+// propagate gives archive k the new value val of the slot starting at st
+// of archive k-1, and so on to the coarser archives while they change.
+// It returns the archive whose slot is older than the one it keeps in
+// memory, for which it made a recompute request, or -1.
+func (d *DS) propagate(k int, st int64, val float64) int {
+	s := d.schema
+	for ; k < len(s.arch); k++ {
 		lo := &s.arch[k]
 		g := &d.g[k]
 		p := floorDiv(st, lo.step) * lo.step
@@ -161,17 +176,53 @@ func (d *DS) Put(t int64, v float64, now int64) error {
 			}
 			g.cur = p
 		case p < g.cur:
-			return &PointError{Time: t, Value: v, LastUpdate: g.cur, Err: ErrBeyondMemory}
+			d.emitG(k, p, 0, 0)
+			return k
 		}
 		g.kids[(st-p)/s.arch[k-1].step] = val
 		agg, ok := aggregate(lo.cf, g.kids, lo.xff)
 		if !ok {
-			break
+			return -1
 		}
-		d.emitG(k, p, agg)
+		d.emitG(k, p, agg, 1)
 		val, st = agg, p
 	}
-	return nil
+	return -1
+}
+
+// Recompute answers a recompute request (an Update u with Count 0 that
+// ClosedSlots returned) with the values, in time order, NaN where unknown,
+// of the next finer archive's slots within u's slot, as the caller's
+// storage holds them after writing the updates returned before u. It
+// sets u's slot as whisper would and goes on to the coarser archives, as
+// Put does (possibly making a further request). It does nothing when u
+// is not a request of this DS's schema or kids is not that many values.
+func (d *DS) Recompute(u Update, kids []float64) {
+	s := d.schema
+	if !s.graphite || u.Count != 0 || u.Archive < 1 || u.Archive >= len(s.arch) {
+		return
+	}
+	a := &s.arch[u.Archive]
+	if int64(len(kids)) != a.ratio || floorMod(u.Time, a.step) != 0 {
+		return
+	}
+	if g := &d.g[u.Archive]; g.cur == u.Time {
+		// Meanwhile the slot became the one kept in memory: it has the
+		// newest values.
+		return
+	}
+	agg, ok := aggregate(a.cf, kids, a.xff)
+	if !ok {
+		return
+	}
+	d.emitG(u.Archive, u.Time, agg, 1)
+	d.propagate(u.Archive+1, u.Time, agg)
+}
+
+// RecomputeSpan returns, for a recompute request u, the finer archive
+// whose slots it needs, the first slot's start (micros) and their number.
+func (s *Schema) RecomputeSpan(u Update) (archive int, start int64, n int) {
+	return u.Archive - 1, u.Time, int(s.arch[u.Archive].ratio)
 }
 
 // aggregate is whisper's aggregate of the known values among vals (in
@@ -211,21 +262,28 @@ func aggregate(cf CF, vals []float64, xff float64) (v float64, ok bool) {
 	return v, true
 }
 
-// emitG sets the pending value of slot t (its start) of archive i,
-// replacing a pending value of the same slot among the latest updates.
-func (d *DS) emitG(i int, t int64, v float64) {
+// emitG sets the pending value of slot t (its start) of archive i
+// (count 1), or requests its recompute (count 0), replacing the same
+// among the latest pending updates.
+func (d *DS) emitG(i int, t int64, v float64, count int) {
 	for j := len(d.pending) - 1; j >= 0 && j >= len(d.pending)-4*len(d.g); j-- {
-		if u := &d.pending[j]; u.Archive == i && u.Time == t {
+		if u := &d.pending[j]; u.Archive == i && u.Time == t && u.Count == count {
+			if count == 0 {
+				// A request must follow the writes it depends on.
+				copy(d.pending[j:], d.pending[j+1:])
+				d.pending = d.pending[:len(d.pending)-1]
+				break
+			}
 			u.Value = v
 			return
 		}
 	}
 	a := &d.schema.arch[i]
-	d.pending = append(d.pending, Update{Archive: i, Slot: int(floorMod(floorDiv(t, a.step), a.size)), Time: t, Count: 1, Value: v})
+	d.pending = append(d.pending, Update{Archive: i, Slot: int(floorMod(floorDiv(t, a.step), a.size)), Time: t, Count: count, Value: v})
 }
 
-// dedupG keeps, of pending updates naming the same slot and time, the
-// latest only, in order.
+// dedupG keeps, of pending updates naming the same slot and time (and of
+// requests for the same slot), the latest only, in order.
 func (d *DS) dedupG() {
 	if len(d.pending) < 2 {
 		return
@@ -235,19 +293,19 @@ func (d *DS) dedupG() {
 		return
 	}
 	type key struct {
-		a int
-		t int64
+		a, c int
+		t    int64
 	}
 	last := make(map[key]int, len(d.pending))
 	for j, u := range d.pending {
-		last[key{u.Archive, u.Time}] = j
+		last[key{u.Archive, u.Count, u.Time}] = j
 	}
 	if len(last) == len(d.pending) {
 		return
 	}
 	out := d.pending[:0]
 	for j, u := range d.pending {
-		if last[key{u.Archive, u.Time}] == j {
+		if last[key{u.Archive, u.Count, u.Time}] == j {
 			out = append(out, u)
 		}
 	}
@@ -261,7 +319,7 @@ func (d *DS) dedupSmall() {
 	for j, u := range d.pending {
 		later := false
 		for _, w := range d.pending[j+1:] {
-			if w.Archive == u.Archive && w.Time == u.Time {
+			if w.Archive == u.Archive && w.Time == u.Time && w.Count == u.Count {
 				later = true
 				break
 			}
@@ -283,7 +341,7 @@ func (d *DS) dedupSmall() {
 //	i64 last point, i64 newest point                 (0 before any point)
 //	n × { i64 latest slot, u32 k, k × f64 finer values }  (k = 0: no slot)
 //	u32 pending count m,
-//	m × { u8 archive, i64 time, f64 value }
+//	m × { u8 archive, i64 time, u8 count (0: recompute request), f64 value }
 const stateVersionGraphite = 2
 
 // appendGraphite appends the state of a DS in Graphite consolidation.
@@ -324,6 +382,7 @@ func (d *DS) appendGraphite(dst []byte) []byte {
 	for _, u := range d.pending {
 		dst = append(dst, byte(u.Archive))
 		dst = le.AppendUint64(dst, uint64(u.Time))
+		dst = append(dst, byte(u.Count))
 		dst = le.AppendUint64(dst, math.Float64bits(u.Value))
 	}
 	return dst
@@ -399,8 +458,9 @@ func decodeGraphite(s *Schema, b []byte) (DS, error) {
 		d.pending = make([]Update, m)
 	}
 	for j := range d.pending {
-		u := Update{Archive: int(r.u8()), Time: r.i64(), Count: 1, Value: r.f64()}
-		if u.Archive >= n || math.IsInf(u.Value, 0) || u.Time < MinTime || u.Time >= MaxTime ||
+		u := Update{Archive: int(r.u8()), Time: r.i64(), Count: int(r.u8()), Value: r.f64()}
+		if u.Archive >= n || math.IsInf(u.Value, 0) || u.Time < MinTime || u.Time >= MaxTime || u.Count > 1 ||
+			(u.Count == 0 && (u.Archive == 0 || u.Value != 0)) ||
 			floorMod(u.Time, s.arch[u.Archive].step) != 0 {
 			return DS{}, corrupt("pending update %d is not consistent", j)
 		}
@@ -412,4 +472,4 @@ func decodeGraphite(s *Schema, b []byte) (DS, error) {
 }
 
 // graphitePendingSize is the encoded size of a pending update in version 2.
-const graphitePendingSize = 1 + 8 + 8
+const graphitePendingSize = 1 + 8 + 1 + 8

@@ -14,11 +14,32 @@ const hour0 = 1_700_002_800
 // would hold them: (archive, slot time in seconds) → value.
 type gstore map[[2]int64]float64
 
+// take applies d's pending updates and answers its recompute requests
+// from the map, as the store does from the database, until none is left.
 func (g gstore) take(t testing.TB, d *DS) {
 	t.Helper()
-	for _, u := range d.ClosedSlots(nil) {
-		checkUpdate(t, d.Schema(), u)
-		g[[2]int64{int64(u.Archive), u.Time / 1e6}] = u.Value
+	for round := 0; d.Pending() > 0; round++ {
+		if round > 10 {
+			t.Fatal("recompute requests do not end")
+		}
+		for _, u := range d.ClosedSlots(nil) {
+			if u.Count == 0 {
+				arch, start, n := d.Schema().RecomputeSpan(u)
+				step := d.Schema().Archive(arch).Step.Microseconds()
+				kids := make([]float64, n)
+				for i := range kids {
+					v, ok := g[[2]int64{int64(arch), (start + int64(i)*step) / 1e6}]
+					if !ok {
+						v = nan
+					}
+					kids[i] = v
+				}
+				d.Recompute(u, kids)
+				continue
+			}
+			checkUpdate(t, d.Schema(), u)
+			g[[2]int64{int64(u.Archive), u.Time / 1e6}] = u.Value
+		}
 	}
 }
 
@@ -134,7 +155,7 @@ func TestGraphiteLateAndDuplicate(t *testing.T) {
 	g.want(t, 0, hour0, 4)
 	g.want(t, 1, hour0, (4+1+1+7+1+1)/6.0)
 	// Older than the latest minute: its own slot is written, and the
-	// coarser archives are left as they were (a warning).
+	// minute is recomputed from the stored 10 s slots, then the hour.
 	put(t, d, hour0+70, 2, hour0+80)
 	err := d.Put(us(hour0+40), 9, us(hour0+80))
 	if !errors.Is(err, ErrBeyondMemory) {
@@ -142,6 +163,20 @@ func TestGraphiteLateAndDuplicate(t *testing.T) {
 	}
 	g.take(t, d)
 	g.want(t, 0, hour0+40, 9)
+	g.want(t, 1, hour0, (4+1+1+7+9+1)/6.0)
+	// Whole-hour check with xff 0: the hour follows the recomputed minute.
+	d2 := NewDS(graphiteSchema(t, "", "10s:6h", "1m:7d:0", "1h:1y:0"))
+	g2 := gstore{}
+	put(t, d2, hour0, 6, hour0)
+	put(t, d2, hour0+60, 3, hour0+60)
+	g2.take(t, d2)
+	g2.want(t, 2, hour0, 4.5)
+	if err := d2.Put(us(hour0+10), 12, us(hour0+61)); !errors.Is(err, ErrBeyondMemory) { // the first minute becomes 9
+		t.Fatal(err)
+	}
+	g2.take(t, d2)
+	g2.want(t, 1, hour0, 9)
+	g2.want(t, 2, hour0, 6)
 	// Older than the 10 s archive's span: written to the minute archive,
 	// as whisper's update_many does; older than every span: refused.
 	now := float64(hour0 + 7*3600)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -21,6 +22,16 @@ type flushItem struct {
 	raw    []rawPoint
 	state  []byte // nil: unchanged since last written
 	worker int
+	// answers are the finer values read for the recompute requests among
+	// held (Graphite consolidation), given to the DS when the write
+	// committed.
+	answers []recomputeAnswer
+}
+
+// recomputeAnswer answers one recompute request.
+type recomputeAnswer struct {
+	req  rra.Update
+	kids []float64
 }
 
 // rawRetryBytes is what a raw point kept aside for a retry costs (its
@@ -112,6 +123,10 @@ func (s *Store) settle(items []flushItem, rawOK bool, rraOK []bool) {
 		sh.mu.Lock()
 		if rraOK[it.worker] {
 			x.held = dropFront(x.held, len(it.held))
+			for _, a := range it.answers {
+				x.ds.Recompute(a.req, a.kids)
+				x.stateDirty = true
+			}
 		} else if it.state != nil {
 			x.stateDirty = true
 		}
@@ -285,7 +300,7 @@ func (s *Store) writeShare(ctx context.Context, items []flushItem, w int) (int64
 	if cur.len() > 0 {
 		rows = append(rows, *cur)
 	}
-	if len(rows) == 0 && len(st.seg) == 0 {
+	if len(rows) == 0 && len(st.seg) == 0 && !hasRequests(items, w) {
 		return 0, nil
 	}
 	var total int64
@@ -295,6 +310,9 @@ func (s *Store) writeShare(ctx context.Context, items []flushItem, w int) (int64
 				return fmt.Errorf("writing %d archive slots: %w", r.len(), err)
 			}
 			total += int64(r.len())
+		}
+		if err := s.recompute(ctx, tx, items, w); err != nil {
+			return err
 		}
 		if len(st.seg) > 0 {
 			if _, err := tx.Exec(ctx, sqlWriteStates, st.seg, st.pos, st.state); err != nil {
@@ -307,4 +325,84 @@ func (s *Store) writeShare(ctx context.Context, items []flushItem, w int) (int64
 		return 0, err
 	}
 	return total, nil
+}
+
+// hasRequests reports whether worker w's items hold recompute requests.
+func hasRequests(items []flushItem, w int) bool {
+	for i := range items {
+		if items[i].worker == w {
+			for _, u := range items[i].held {
+				if u.Count == 0 {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// recompute reads, after the slots are written in tx, the finer values
+// that worker w's recompute requests ask for, and keeps them in the items
+// for settle (Graphite consolidation: a late point's coarser slots).
+func (s *Store) recompute(ctx context.Context, tx pgx.Tx, items []flushItem, w int) error {
+	type ref struct {
+		item int
+		req  rra.Update
+	}
+	var refs []ref
+	var bundles, sizes []int32
+	var segs, t0s, steps, ns []int64
+	var poss []int32
+	for i := range items {
+		it := &items[i]
+		if it.worker != w {
+			continue
+		}
+		it.answers = nil
+		for _, u := range it.held {
+			if u.Count != 0 {
+				continue
+			}
+			sch := it.x.sch
+			arch, start, n := sch.schema.RecomputeSpan(u)
+			a := sch.schema.Archive(arch)
+			refs = append(refs, ref{i, u})
+			bundles, segs, poss = append(bundles, sch.bundles[arch]), append(segs, it.x.seg()), append(poss, it.x.pos())
+			t0s, steps = append(t0s, start/1e6), append(steps, int64(a.Step/time.Second))
+			sizes, ns = append(sizes, int32(a.Size)), append(ns, int64(n))
+		}
+	}
+	if len(refs) == 0 {
+		return nil
+	}
+	sizes64 := make([]int64, len(sizes))
+	ns32 := make([]int32, len(ns))
+	for i := range sizes {
+		sizes64[i], ns32[i] = int64(sizes[i]), int32(ns[i])
+	}
+	rows, err := tx.Query(ctx, sqlRecompute, bundles, segs, poss, t0s, steps, sizes64, ns32)
+	if err != nil {
+		return fmt.Errorf("reading %d slots to recompute: %w", len(refs), err)
+	}
+	var o int64
+	var vals []*float64
+	_, err = pgx.ForEachRow(rows, []any{&o, &vals}, func() error {
+		if o < 1 || o > int64(len(refs)) {
+			return fmt.Errorf("recompute answer %d of %d", o, len(refs))
+		}
+		r := refs[o-1]
+		kids := make([]float64, len(vals))
+		for i, v := range vals {
+			kids[i] = math.NaN()
+			if v != nil {
+				kids[i] = *v
+			}
+		}
+		items[r.item].answers = append(items[r.item].answers, recomputeAnswer{req: r.req, kids: kids})
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("reading %d slots to recompute: %w", len(refs), err)
+	}
+	return nil
 }

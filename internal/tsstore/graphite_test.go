@@ -136,3 +136,29 @@ func TestStatsDBurst(t *testing.T) {
 	}
 	checkSeries(t, fetch1(t, s, "g.stats.counters.x.count", base-10, base+40), base, 10, []float64{10, 10, 10, 10, nan})
 }
+
+// Defect 4, through the database: a point later than the latest minute
+// the series keeps in memory is stored in its 10 s slot, and its minute
+// and hour are recomputed from the stored slots, as whisper propagates.
+func TestGraphiteLateRecompute(t *testing.T) {
+	pool := newPool(t)
+	var c clock
+	s := open(t, pool, graphiteConfig(t, &c))
+	for i := range 6 {
+		mustAdd(t, s, pt("g.late", float64(10*i), 1))
+	}
+	mustAdd(t, s, pt("g.late", 60, 1), pt("g.late", 120, 1))
+	mustFlush(t, s)
+	mustAdd(t, s, pt("g.late", 20, 13)) // two minutes late
+	if st := s.Stats(); st.LateKept != 1 {
+		t.Fatalf("stats: %+v", st)
+	}
+	mustFlush(t, s) // writes the 10 s slot, reads the minute's six
+	mustFlush(t, s) // writes the recomputed minute and hour
+	checkSeries(t, fetch1(t, s, "g.late", base-10, base+50), base, 10, []float64{1, 1, 13, 1, 1, 1})
+	c.now = time.Unix(base+7*3600, 0)
+	m := fetch1(t, s, "g.late", base-60, base+60)
+	c.now = time.Unix(base+3600, 0)
+	n := len(m.Values)
+	checkSeries(t, Series{Name: m.Name, Start: m.Start + int64(n-2)*60, Step: 60, Values: m.Values[n-2:]}, base, 60, []float64{3, nan})
+}

@@ -76,6 +76,20 @@ INSERT INTO pgts.ds_state (seg, states)
 SELECT u.g, pgts.array_put(array_fill(NULL::bytea, ARRAY[` + segmentWidthSQL + `]), u.i, u.st)
 FROM u WHERE u.g NOT IN (SELECT seg FROM upd)`
 
+// sqlRecompute reads, for each recompute request, the values of the finer
+// archive's n slots from t0 (seconds) every st seconds, NULL where the
+// slot holds another lap or nothing, in time order, with the request's
+// ordinal: $1 bundle, $2 seg, $3 pos, $4 t0, $5 st, $6 ring size, $7 n.
+const sqlRecompute = `SELECT r.o, array_agg(CASE WHEN d.times[r.p] = r.t THEN d.vals[r.p] END ORDER BY r.t)
+FROM (
+	SELECT x.o, x.b, x.g, x.p, x.t0 + i.i * x.st AS t, x.st, x.sz
+	FROM unnest($1::int4[], $2::int8[], $3::int4[], $4::int8[], $5::int8[], $6::int8[], $7::int4[])
+		WITH ORDINALITY AS x(b, g, p, t0, st, sz, n, o),
+		generate_series(0, x.n - 1) AS i(i)
+) r
+LEFT JOIN pgts.rra_data d ON d.bundle_id = r.b AND d.seg = r.g AND d.slot = (r.t / r.st % r.sz)::int4
+GROUP BY r.o`
+
 // sqlReadSlots reads one series' values in one archive: $1 bundle, $2 seg,
 // $3 pos, slots in [$4, $5] or [$6, $7].
 const sqlReadSlots = `SELECT times[$3], vals[$3] FROM pgts.rra_data
