@@ -22,13 +22,11 @@ type flushItem struct {
 	raw    []rawPoint
 	state  []byte // nil: unchanged since last written
 	worker int
-	// answers are the finer values read for the recompute requests among
-	// held (Graphite consolidation), given to the DS when the write
-	// committed.
-	answers []recomputeAnswer
 }
 
-// recomputeAnswer answers one recompute request.
+// recomputeAnswer answers one recompute request (Graphite consolidation)
+// among a flush item's held updates: the finer values read, given to the
+// DS once the write committed.
 type recomputeAnswer struct {
 	req  rra.Update
 	kids []float64
@@ -59,9 +57,9 @@ func (s *Store) Flush(ctx context.Context) error {
 		rawOK, errRaw = s.writeRaw(ctx, items)
 	}
 	tRaw := time.Since(start)
-	rraOK, errRRA := s.writeArchives(ctx, items)
+	rraOK, answers, errRRA := s.writeArchives(ctx, items)
 	tRRA := time.Since(start)
-	s.settle(items, rawOK, rraOK)
+	s.settle(items, rawOK, rraOK, answers)
 	elapsed := time.Since(start)
 	s.log.Debug("flushed the metrics cache", "series", len(items), "register", tReg, "gather", tGather-tReg,
 		"raw", tRaw-tGather, "archives", tRRA-tRaw, "settle", elapsed-tRRA)
@@ -116,14 +114,14 @@ func (s *Store) gather() []flushItem {
 
 // settle removes what was written from the buffers, and puts back in the
 // dirty lists the series with something left to write.
-func (s *Store) settle(items []flushItem, rawOK bool, rraOK []bool) {
-	for _, it := range items {
+func (s *Store) settle(items []flushItem, rawOK bool, rraOK []bool, answers [][]recomputeAnswer) {
+	for i, it := range items {
 		x := it.x
 		sh := s.shardOf(x.key)
 		sh.mu.Lock()
 		if rraOK[it.worker] {
 			x.held = dropFront(x.held, len(it.held))
-			for _, a := range it.answers {
+			for _, a := range answers[i] {
 				x.ds.Recompute(a.req, a.kids)
 				x.stateDirty = true
 			}
@@ -241,14 +239,16 @@ type stateRows struct {
 
 // writeArchives writes closed slots and states, each worker its share of
 // the segments in one transaction. It reports which workers succeeded.
-func (s *Store) writeArchives(ctx context.Context, items []flushItem) ([]bool, error) {
+func (s *Store) writeArchives(ctx context.Context, items []flushItem) ([]bool, [][]recomputeAnswer, error) {
 	n := s.cfg.FlushWorkers
 	ok := make([]bool, n)
 	errs := make([]error, n)
+	// Each worker sets the answers of its own items only.
+	answers := make([][]recomputeAnswer, len(items))
 	var g errgroup.Group
 	for w := range n {
 		g.Go(func() error {
-			slots, err := s.writeShare(ctx, items, w)
+			slots, err := s.writeShare(ctx, items, answers, w)
 			if err != nil {
 				errs[w] = err
 				return nil
@@ -259,12 +259,12 @@ func (s *Store) writeArchives(ctx context.Context, items []flushItem) ([]bool, e
 		})
 	}
 	_ = g.Wait() // errors are per worker
-	return ok, errors.Join(errs...)
+	return ok, answers, errors.Join(errs...)
 }
 
 // writeShare writes worker w's share of items in one transaction and
 // returns the number of slots written.
-func (s *Store) writeShare(ctx context.Context, items []flushItem, w int) (int64, error) {
+func (s *Store) writeShare(ctx context.Context, items []flushItem, answers [][]recomputeAnswer, w int) (int64, error) {
 	var rows []slotRows
 	cur := &slotRows{}
 	var st stateRows
@@ -311,7 +311,7 @@ func (s *Store) writeShare(ctx context.Context, items []flushItem, w int) (int64
 			}
 			total += int64(r.len())
 		}
-		if err := s.recompute(ctx, tx, items, w); err != nil {
+		if err := s.recompute(ctx, tx, items, answers, w); err != nil {
 			return err
 		}
 		if len(st.seg) > 0 {
@@ -344,7 +344,7 @@ func hasRequests(items []flushItem, w int) bool {
 // recompute reads, after the slots are written in tx, the finer values
 // that worker w's recompute requests ask for, and keeps them in the items
 // for settle (Graphite consolidation: a late point's coarser slots).
-func (s *Store) recompute(ctx context.Context, tx pgx.Tx, items []flushItem, w int) error {
+func (s *Store) recompute(ctx context.Context, tx pgx.Tx, items []flushItem, answers [][]recomputeAnswer, w int) error {
 	type ref struct {
 		item int
 		req  rra.Update
@@ -358,7 +358,7 @@ func (s *Store) recompute(ctx context.Context, tx pgx.Tx, items []flushItem, w i
 		if it.worker != w {
 			continue
 		}
-		it.answers = nil
+		answers[i] = nil
 		for _, u := range it.held {
 			if u.Count != 0 {
 				continue
@@ -398,7 +398,7 @@ func (s *Store) recompute(ctx context.Context, tx pgx.Tx, items []flushItem, w i
 				kids[i] = *v
 			}
 		}
-		items[r.item].answers = append(items[r.item].answers, recomputeAnswer{req: r.req, kids: kids})
+		answers[r.item] = append(answers[r.item], recomputeAnswer{req: r.req, kids: kids})
 		return nil
 	})
 	if err != nil {
