@@ -150,7 +150,16 @@ func (s *Store) addPoint(p *ingest.Point, rules []rra.Rule, now int64) error {
 		need += int64(growth(cap(x.raw))) * rawBytes
 	}
 	if x.sch != nil {
-		need += 2 * updateBytes * int64(x.sch.schema.NumArchives())
+		// The pending buffer may grow (append doubles it, rounded up to
+		// a size class) to hold two updates per archive more.
+		more := 2 * x.sch.schema.NumArchives()
+		p, c := 0, 0
+		if x.ds != nil {
+			p, c = x.ds.Pending(), x.ds.PendingCap()
+		}
+		if p+more > c {
+			need += int64(2*c+more+4-c) * updateBytes
+		}
 	}
 	if !s.mem.reserve(need) {
 		return errNoRoom

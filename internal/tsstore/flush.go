@@ -36,8 +36,14 @@ type recomputeAnswer struct {
 // series id, time and value).
 const rawRetryBytes = 24
 
-// slotChunk bounds the slot rows of one statement.
-const slotChunk = 100_000
+// slotChunk bounds the slot rows of one statement, and stateChunk the
+// bytes of saved states: a pgx connection keeps the largest parameter
+// buffer it ever encoded for as long as it lives, so big statements would
+// pin memory outside the store's budget (about 60 bytes a slot row).
+const (
+	slotChunk  = 20_000
+	stateChunk = 1 << 20
+)
 
 // Flush writes everything buffered: it registers new series, then writes
 // raw points (through the loader's COPY path), closed archive slots and
@@ -267,7 +273,9 @@ func (s *Store) writeArchives(ctx context.Context, items []flushItem) ([]bool, [
 func (s *Store) writeShare(ctx context.Context, items []flushItem, answers [][]recomputeAnswer, w int) (int64, error) {
 	var rows []slotRows
 	cur := &slotRows{}
-	var st stateRows
+	var states []stateRows
+	st := &stateRows{}
+	stBytes := 0
 	for _, it := range items {
 		if it.worker != w {
 			continue
@@ -276,6 +284,10 @@ func (s *Store) writeShare(ctx context.Context, items []flushItem, answers [][]r
 		seg, pos := x.seg(), x.pos()
 		if it.state != nil {
 			st.seg, st.pos, st.state = append(st.seg, seg), append(st.pos, pos), append(st.state, it.state)
+			if stBytes += len(it.state) + 16; stBytes >= stateChunk {
+				states = append(states, *st)
+				st, stBytes = &stateRows{}, 0
+			}
 		}
 		if len(it.held) == 0 {
 			continue
@@ -300,7 +312,10 @@ func (s *Store) writeShare(ctx context.Context, items []flushItem, answers [][]r
 	if cur.len() > 0 {
 		rows = append(rows, *cur)
 	}
-	if len(rows) == 0 && len(st.seg) == 0 && !hasRequests(items, w) {
+	if len(st.seg) > 0 {
+		states = append(states, *st)
+	}
+	if len(rows) == 0 && len(states) == 0 && !hasRequests(items, w) {
 		return 0, nil
 	}
 	var total int64
@@ -314,7 +329,7 @@ func (s *Store) writeShare(ctx context.Context, items []flushItem, answers [][]r
 		if err := s.recompute(ctx, tx, items, answers, w); err != nil {
 			return err
 		}
-		if len(st.seg) > 0 {
+		for _, st := range states {
 			if _, err := tx.Exec(ctx, sqlWriteStates, st.seg, st.pos, st.state); err != nil {
 				return fmt.Errorf("writing the state of %d series: %w", len(st.seg), err)
 			}

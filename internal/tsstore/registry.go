@@ -71,7 +71,7 @@ func (s *series) baseBytes() int64 {
 func (s *series) bufBytes() int64 {
 	n := int64(cap(s.raw))*rawBytes + int64(cap(s.held))*updateBytes
 	if s.ds != nil {
-		n += int64(s.ds.Pending()) * updateBytes
+		n += int64(s.ds.PendingCap()) * updateBytes
 	}
 	return n
 }
@@ -157,7 +157,7 @@ func tagsJSON(tags []ingest.Tag) string {
 
 // registerBatch is the largest number of series registered by one
 // statement.
-const registerBatch = 20_000
+const registerBatch = 5_000
 
 // register gives the fresh series their ids, in batches: their archives'
 // bundles first, then the series themselves with one INSERT per batch.
