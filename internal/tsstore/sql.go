@@ -15,8 +15,9 @@ import (
 // Open):
 //
 //	pgts.rra_points(name, tags, key, archive, time, value)
-//	    every archive value within its archive's span; time is the end of
-//	    the slot, archive its spec ("wmean:10s:6h:0.5").
+//	    every archive value within its archive's span; time is the slot's
+//	    start in Graphite consolidation (its end in RRD consolidation),
+//	    archive its spec ("average:10s:6h:0.5").
 //	pgts.raw_points(name, tags, key, time, value)
 //	    the raw points, when the store keeps them (created by Open over the
 //	    configured raw table).
