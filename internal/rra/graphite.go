@@ -339,7 +339,9 @@ func (d *DS) dedupSmall() {
 //	i64 DS step (µs), u8 archive count n,
 //	n × { u8 CF, i64 step (µs), u32 size }           the schema it needs
 //	i64 last point, i64 newest point                 (0 before any point)
-//	n × { i64 latest slot, u32 k, k × f64 finer values }  (k = 0: no slot)
+//	n × { i64 latest slot, u32 k,                    (k = 0: no slot)
+//	      ceil(k/8) bytes: bit i set when finer value i is known,
+//	      one f64 per known value }
 //	u32 pending count m,
 //	m × { u8 archive, i64 time, u8 count (0: recompute request), f64 value }
 const stateVersionGraphite = 2
@@ -374,8 +376,13 @@ func (d *DS) appendGraphite(dst []byte) []byte {
 		}
 		dst = le.AppendUint64(dst, uint64(g.cur))
 		dst = le.AppendUint32(dst, uint32(len(g.kids)))
-		for _, k := range g.kids {
-			dst = le.AppendUint64(dst, math.Float64bits(k))
+		at := len(dst)
+		dst = append(dst, make([]byte, (len(g.kids)+7)/8)...)
+		for i, k := range g.kids {
+			if k == k {
+				dst[at+i/8] |= 1 << (i % 8)
+				dst = le.AppendUint64(dst, math.Float64bits(k))
+			}
 		}
 	}
 	dst = le.AppendUint32(dst, uint32(len(d.pending)))
@@ -438,10 +445,21 @@ func decodeGraphite(s *Schema, b []byte) (DS, error) {
 		}
 		g := &d.g[i]
 		g.cur, g.kids = cur, make([]float64, k)
+		known := r.take(int((k + 7) / 8))
+		if r.short {
+			return DS{}, corrupt("%d bytes are too short", len(b))
+		}
 		for j := range g.kids {
-			if g.kids[j] = r.f64(); math.IsInf(g.kids[j], 0) {
+			g.kids[j] = math.NaN()
+			if known[j/8]&(1<<(j%8)) == 0 {
+				continue
+			}
+			if g.kids[j] = r.f64(); math.IsInf(g.kids[j], 0) || math.IsNaN(g.kids[j]) {
 				return DS{}, corrupt("archive %d's finer values are not consistent", i)
 			}
+		}
+		if k%8 != 0 && known[len(known)-1]>>(k%8) != 0 {
+			return DS{}, corrupt("archive %d's finer values are not consistent", i)
 		}
 	}
 	m := int64(r.u32())
