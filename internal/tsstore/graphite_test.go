@@ -162,3 +162,30 @@ func TestGraphiteLateRecompute(t *testing.T) {
 	n := len(m.Values)
 	checkSeries(t, Series{Name: m.Name, Start: m.Start + int64(n-2)*60, Step: 60, Values: m.Values[n-2:]}, base, 60, []float64{3, nan})
 }
+
+// Fetch reads many series, over segments and archives, one statement per
+// segment: each gets its own values, a name asked twice too.
+func TestFetchManySeries(t *testing.T) {
+	pool := newPool(t)
+	var c clock
+	s := open(t, pool, graphiteConfig(t, &c))
+	ns := names(450, "g.many.s%03d")
+	for i, n := range ns {
+		mustAdd(t, s, pt(n, 0, float64(i)), pt(n, 10, float64(2*i)))
+	}
+	mustFlush(t, s)
+	got, err := s.Fetch(context.Background(), append(ns, ns[7]), base-10, base+10, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(ns)+1 {
+		t.Fatalf("%d series, want %d", len(got), len(ns)+1)
+	}
+	for i, g := range got {
+		j := i
+		if i == len(ns) {
+			j = 7
+		}
+		checkSeries(t, g, base, 10, []float64{float64(j), float64(2 * j)})
+	}
+}

@@ -238,14 +238,84 @@ func (s *Store) Fetch(ctx context.Context, names []string, from, until int64, ma
 			plans = append(plans, p)
 		}
 	}
+	if err := s.readArchives(ctx, plans); err != nil {
+		return nil, err
+	}
 	out := make([]Series, 0, len(plans))
 	for _, p := range plans {
-		if err := s.read(ctx, p); err != nil {
-			return nil, err
+		if p.res.archive < 0 {
+			if err := s.readRaw(ctx, p); err != nil {
+				return nil, err
+			}
+		} else {
+			p.applyCache()
 		}
 		out = append(out, Series{Name: p.key, Start: p.start, Step: p.res.step, Values: p.values})
 	}
 	return out, nil
+}
+
+// readGroup is the archive reads of one Fetch that one statement serves:
+// the series of one segment reading the same archive shape over the same
+// ring slots.
+type readGroup struct {
+	bundle             int32
+	seg                int64
+	lo1, hi1, lo2, hi2 int32
+	pos                []int32
+	plans              map[int32][]*fetchPlan // one name may be asked twice
+}
+
+// readArchives reads the database's slots of every archive plan, one
+// statement per segment, archive shape and slot range (the series of a
+// render request are mostly registered together, so they share few
+// segments), instead of one per series.
+func (s *Store) readArchives(ctx context.Context, plans []*fetchPlan) error {
+	type key struct {
+		bundle             int32
+		seg                int64
+		lo1, hi1, lo2, hi2 int32
+	}
+	groups := map[key]*readGroup{}
+	var order []*readGroup
+	for _, p := range plans {
+		if p.res.archive < 0 || p.id == 0 {
+			continue
+		}
+		lo1, hi1, lo2, hi2 := p.slotRanges()
+		k := key{p.sch.bundles[p.res.archive], p.id / SegmentWidth, lo1, hi1, lo2, hi2}
+		g := groups[k]
+		if g == nil {
+			g = &readGroup{bundle: k.bundle, seg: k.seg, lo1: lo1, hi1: hi1, lo2: lo2, hi2: hi2, plans: map[int32][]*fetchPlan{}}
+			groups[k] = g
+			order = append(order, g)
+		}
+		pos := int32(p.id%SegmentWidth) + 1
+		if g.plans[pos] == nil {
+			g.pos = append(g.pos, pos)
+		}
+		g.plans[pos] = append(g.plans[pos], p)
+	}
+	for _, g := range order {
+		rows, err := s.pool.Query(ctx, sqlReadSlots, g.bundle, g.seg, g.pos, g.lo1, g.hi1, g.lo2, g.hi2)
+		if err != nil {
+			return fmt.Errorf("fetch %d series: %w", len(g.pos), err)
+		}
+		var pos int32
+		var t *int64
+		var v *float64
+		if _, err := pgx.ForEachRow(rows, []any{&pos, &t, &v}, func() error {
+			if t != nil && v != nil {
+				for _, p := range g.plans[pos] {
+					p.put(*t, *v)
+				}
+			}
+			return nil
+		}); err != nil {
+			return fmt.Errorf("fetch %d series: %w", len(g.pos), err)
+		}
+	}
+	return nil
 }
 
 // plan chooses the window of one series and copies its cached data; nil
@@ -294,63 +364,52 @@ func (s *Store) plan(key string, from, until, now, rawSpan, rawStep, limit int64
 	return p
 }
 
-// read fills p.values from the database and the cache.
-func (s *Store) read(ctx context.Context, p *fetchPlan) error {
-	if p.res.archive >= 0 {
-		return s.readArchive(ctx, p)
+// offset is what a stored slot time exceeds its label by: RRD
+// consolidation stores a slot by its end, Graphite by its start, the label
+// Fetch returns.
+func (p *fetchPlan) offset() int64 {
+	if p.sch.schema.Graphite() {
+		return 0
 	}
-	return s.readRaw(ctx, p)
+	return p.res.step
 }
 
-// readArchive reads p's archive: the database's slots, then the cached
-// ones, in the order they were written.
-func (s *Store) readArchive(ctx context.Context, p *fetchPlan) error {
+// put sets the value of the slot stored at time t (seconds), when it is
+// in p's window.
+func (p *fetchPlan) put(t int64, v float64) {
 	step, n := p.res.step, int64(len(p.values))
-	// RRD consolidation stores a slot by its end, Graphite by its start,
-	// the label Fetch returns.
-	offset := step
-	if p.sch.schema.Graphite() {
-		offset = 0
+	t -= p.offset()
+	if t < p.start || (t-p.start)%step != 0 || (t-p.start)/step >= n {
+		return
 	}
-	put := func(t int64, v float64) {
-		t -= offset
-		if t < p.start || (t-p.start)%step != 0 || (t-p.start)/step >= n {
-			return
-		}
-		p.values[(t-p.start)/step] = v
-	}
+	p.values[(t-p.start)/step] = v
+}
+
+// slotRanges returns the ring slots of p's window: [lo1, hi1] and
+// [lo2, hi2] (-1, -1 when the window does not wrap).
+func (p *fetchPlan) slotRanges() (lo1, hi1, lo2, hi2 int32) {
 	a := p.sch.schema.Archive(p.res.archive)
-	if p.id != 0 {
-		lo1, hi1, lo2, hi2 := int32(0), int32(a.Size-1), int32(-1), int32(-1)
-		if n < int64(a.Size) {
-			lo := a.SlotIndex((p.start + offset) * 1e6)
-			hi := a.SlotIndex((p.start + offset + (n-1)*step) * 1e6)
-			lo1, hi1 = int32(lo), int32(hi)
-			if lo > hi {
-				lo1, hi1, lo2, hi2 = int32(lo), int32(a.Size-1), 0, int32(hi)
-			}
-		}
-		rows, err := s.pool.Query(ctx, sqlReadSlots, p.sch.bundles[p.res.archive], p.id/SegmentWidth, int32(p.id%SegmentWidth)+1, lo1, hi1, lo2, hi2)
-		if err != nil {
-			return fmt.Errorf("fetch %q: %w", p.key, err)
-		}
-		var t *int64
-		var v *float64
-		if _, err := pgx.ForEachRow(rows, []any{&t, &v}, func() error {
-			if t != nil && v != nil {
-				put(*t, *v)
-			}
-			return nil
-		}); err != nil {
-			return fmt.Errorf("fetch %q: %w", p.key, err)
+	step, n, off := p.res.step, int64(len(p.values)), p.offset()
+	lo1, hi1, lo2, hi2 = 0, int32(a.Size-1), -1, -1
+	if n < int64(a.Size) {
+		lo := a.SlotIndex((p.start + off) * 1e6)
+		hi := a.SlotIndex((p.start + off + (n-1)*step) * 1e6)
+		lo1, hi1 = int32(lo), int32(hi)
+		if lo > hi {
+			lo1, hi1, lo2, hi2 = int32(lo), int32(a.Size-1), 0, int32(hi)
 		}
 	}
+	return lo1, hi1, lo2, hi2
+}
+
+// applyCache sets the values of the cached slots, in the order they were
+// written, over the database's.
+func (p *fetchPlan) applyCache() {
 	for _, u := range p.updates {
 		for _, t := range p.sch.schema.Slots(u) {
-			put(t/1e6, u.Value)
+			p.put(t/1e6, u.Value)
 		}
 	}
-	return nil
 }
 
 // readRaw fills p.values with the mean of the raw points of each step:

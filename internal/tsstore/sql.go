@@ -91,10 +91,11 @@ FROM (
 LEFT JOIN pgts.rra_data d ON d.bundle_id = r.b AND d.seg = r.g AND d.slot = (r.t / r.st % r.sz)::int4
 GROUP BY r.o`
 
-// sqlReadSlots reads one series' values in one archive: $1 bundle, $2 seg,
-// $3 pos, slots in [$4, $5] or [$6, $7].
-const sqlReadSlots = `SELECT times[$3], vals[$3] FROM pgts.rra_data
-WHERE bundle_id = $1 AND seg = $2 AND (slot BETWEEN $4 AND $5 OR slot BETWEEN $6 AND $7)`
+// sqlReadSlots reads the values of some series of one segment in one
+// archive: $1 bundle, $2 seg, $3 their positions, slots in [$4, $5] or
+// [$6, $7]; one row per position and slot.
+const sqlReadSlots = `SELECT p.p, d.times[p.p], d.vals[p.p] FROM pgts.rra_data d, unnest($3::int4[]) AS p(p)
+WHERE d.bundle_id = $1 AND d.seg = $2 AND (d.slot BETWEEN $4 AND $5 OR d.slot BETWEEN $6 AND $7)`
 
 // openRaw finds the raw table, creating it when missing, and (re)creates
 // the pgts.raw_points view over it.
