@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"io"
+	"log/slog"
 	"net/http"
 	"os"
 	"strings"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/pgts/pgts/internal/ingest"
 	"github.com/pgts/pgts/internal/ingest/remotewrite"
+	"github.com/pgts/pgts/internal/ingest/statsd"
 )
 
 func TestGraphiteTCP(t *testing.T) {
@@ -389,5 +391,30 @@ func TestStatsDFlushTime(t *testing.T) {
 		if got := intervalEnd(c.now, iv); !got.Equal(c.want) {
 			t.Errorf("intervalEnd(%v) = %v, want %v", c.now, got, c.want)
 		}
+	}
+}
+
+// The last flush of an interval longer than the future tolerance allows
+// is dated at the clock, so that the storage does not refuse it.
+func TestStatsDFinalFlushLongInterval(t *testing.T) {
+	cfg := testConfig()
+	cfg.StatsD.FlushInterval = Duration(time.Hour)
+	now := testNow.Add(time.Second)
+	sink := &memSink{}
+	srv, err := New(cfg, sink, Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.statsd.mu.Lock()
+	err = srv.statsd.agg.Add(statsd.Metric{Name: "long.hits", Type: statsd.Counter, Value: 3, SampleRate: 1})
+	srv.statsd.mu.Unlock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.FlushStatsD(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := sink.byName("stats.counters.long.hits.count"); len(got) != 1 || got[0].Time != now.UnixMicro() {
+		t.Errorf("flushed %+v, want one point at the clock %d", got, now.UnixMicro())
 	}
 }

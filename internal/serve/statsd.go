@@ -52,9 +52,16 @@ func (s *Server) aggregate(proto, from string, ms []statsd.Metric) {
 // backpressure; receivers keep aggregating the next interval meanwhile.
 // The points are dated at the end of the interval they cover: the next
 // multiple of statsd.flush-interval from the clock (the clock itself when
-// it is on one). Shutdown calls it once more at the end.
+// it is on one), or the clock when that end is more than half of
+// future-tolerance away (the storage would refuse it). Shutdown calls it
+// once more at the end.
 func (s *Server) FlushStatsD(ctx context.Context) error {
-	return s.flushStatsD(ctx, intervalEnd(s.now(), time.Duration(s.cfg.StatsD.FlushInterval)))
+	now := s.now()
+	at := intervalEnd(now, time.Duration(s.cfg.StatsD.FlushInterval))
+	if at.Sub(now) > time.Duration(s.cfg.FutureTolerance)/2 {
+		at = now
+	}
+	return s.flushStatsD(ctx, at)
 }
 
 // intervalEnd is the first multiple of iv (since the epoch) at or after t.
