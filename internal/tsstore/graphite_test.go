@@ -189,3 +189,41 @@ func TestFetchManySeries(t *testing.T) {
 		checkSeries(t, g, base, 10, []float64{float64(j), float64(2 * j)})
 	}
 }
+
+// Defect 7: with raw points kept, long ranges never fail and never return
+// more than Graphite would: a series with archives reads its archives (the
+// range clamped to their longest span), a raw-only series is averaged in
+// SQL to at most maxDataPoints values.
+func TestLongRanges(t *testing.T) {
+	pool := newPool(t)
+	var c clock
+	cfg := testConfig(t, &c)
+	cfg.Raw.Retention = nil // raw points kept forever
+	s := open(t, pool, cfg)
+	mustAdd(t, s, goldenPoints("a.x")...)
+	mustAdd(t, s, pt("b.raw", 1, 1), pt("b.raw", 5, 3), pt("b.raw", 12, 5))
+	mustFlush(t, s)
+	now := c.now.Unix()
+	for _, c := range []struct {
+		from      int64
+		maxPoints int
+	}{{now - 365*86400, 0}, {now - 2*365*86400, 1000}, {now - 200*86400, 0}} {
+		got, err := s.Fetch(context.Background(), []string{"a.x", "b.raw"}, c.from, now, c.maxPoints)
+		if err != nil {
+			t.Fatalf("from %d s ago: %v", now-c.from, err)
+		}
+		if len(got) != 2 {
+			t.Fatalf("from %d s ago: %d series", now-c.from, len(got))
+		}
+		if a := got[0]; a.Step != 30 || len(a.Values) > 2881 {
+			t.Errorf("from %d s ago: a.x at step %d, %d values; want its 30s:1d archive", now-c.from, a.Step, len(a.Values))
+		}
+		limit := maxFetchValues
+		if c.maxPoints > 0 {
+			limit = c.maxPoints
+		}
+		if r := got[1]; len(r.Values) > limit+1 {
+			t.Errorf("from %d s ago: b.raw %d values at step %d, want at most %d", now-c.from, len(r.Values), r.Step, limit)
+		}
+	}
+}
