@@ -227,3 +227,23 @@ func TestLongRanges(t *testing.T) {
 		}
 	}
 }
+
+// A restarted store resumes Graphite consolidation: the finer values of
+// the latest minute come back with the state.
+func TestGraphiteRestart(t *testing.T) {
+	pool := newPool(t)
+	var c clock
+	cfg := graphiteConfig(t, &c)
+	s := open(t, pool, cfg)
+	mustAdd(t, s, pt("g.r", 0, 1), pt("g.r", 10, 2))
+	if err := s.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	s2 := open(t, pool, cfg)
+	mustAdd(t, s2, pt("g.r", 20, 6))
+	checkSeries(t, fetch1(t, s2, "g.r", base-10, base+20), base, 10, []float64{1, 2, 6})
+	c.now = time.Unix(base+7*3600, 0)
+	m := fetch1(t, s2, "g.r", base-60, base+60)
+	n := len(m.Values)
+	checkSeries(t, Series{Name: m.Name, Start: m.Start + int64(n-2)*60, Step: 60, Values: m.Values[n-2:]}, base, 60, []float64{3, nan})
+}
