@@ -221,6 +221,7 @@ func storeConfig(ctx context.Context, pool *pgxpool.Pool, cfg serve.Config, rule
 	sc.MaxSeries = cfg.MaxSeries
 	sc.FlushInterval = time.Duration(cfg.FlushInterval)
 	sc.FlushWorkers = cfg.FlushWorkers
+	sc.FutureTolerance = time.Duration(cfg.FutureTolerance)
 	if cfg.Raw.Table != "" {
 		iv, err := partition.ParseInterval(ctx, pool, cfg.Raw.Interval)
 		if err != nil {

@@ -10,9 +10,9 @@ import (
 
 // renderSource serves the Graphite render API from the store.
 //
-// Timestamps: the store labels a value by the end of the slot it covers,
-// (T − step, T]; Graphite labels it by the start. The adapter shifts by
-// one step so that Grafana draws each value where Graphite would.
+// Windows and timestamps are the store's: tsstore.Store.Fetch returns
+// graphite-web's window for a whisper file (whisper's file_fetch), each
+// value labelled with the start of its slot, as Graphite does.
 type renderSource struct{ s *tsstore.Store }
 
 func (r renderSource) Find(ctx context.Context, pattern string) ([]render.Node, error) {
@@ -37,7 +37,7 @@ func (r renderSource) Fetch(ctx context.Context, names []string, from, until int
 	}
 	out := make([]render.Series, len(series))
 	for i, s := range series {
-		out[i] = render.Series{Name: s.Name, Start: s.Start - s.Step, Step: s.Step, Values: s.Values}
+		out[i] = render.Series{Name: s.Name, Start: s.Start, Step: s.Step, Values: s.Values}
 	}
 	return out, nil
 }

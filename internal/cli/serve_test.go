@@ -161,19 +161,18 @@ archives = ["10s:1h"]
 		t.Fatal(err)
 	}
 	defer store.Close(context.Background())
-	got, err := store.Fetch(context.Background(), []string{"servers.web1.cpu"}, base, base+110, 1000)
+	got, err := store.Fetch(context.Background(), []string{"servers.web1.cpu"}, base-10, base+110, 1000)
 	if err != nil || len(got) != 1 {
 		t.Fatalf("fetch: %v %+v", err, got)
 	}
-	// Each value covers the 10 s before it; the first point only starts
-	// the clock; the 60 s gap before the last point is over the 20 s
-	// heartbeat, so its six slots are unknown.
-	golden := map[int64]float64{base + 10: 2, base + 20: 3, base + 30: 4, base + 40: 5, base + 50: 6}
+	// As whisper stores them: every point in the slot starting at its
+	// time, the first one included, the one after the gap too.
+	golden := map[int64]float64{base: 1, base + 10: 2, base + 20: 3, base + 30: 4, base + 40: 5, base + 50: 6, base + 110: 7}
 	s := got[0]
 	seen := 0
 	for i, v := range s.Values {
 		ts := s.Start + int64(i)*s.Step
-		if ts <= base || ts > base+110 {
+		if ts < base || ts > base+110 {
 			continue
 		}
 		seen++
@@ -182,7 +181,7 @@ archives = ["10s:1h"]
 			t.Errorf("slot %d (base+%d): %v, want %v", ts, ts-base, v, w)
 		}
 	}
-	if s.Step != 10 || seen != 11 {
+	if s.Step != 10 || seen != 12 {
 		t.Errorf("step %d, %d slots in range: %+v", s.Step, seen, s)
 	}
 }
@@ -283,7 +282,13 @@ func checkRender(t *testing.T, addr string, base int64) {
 			got[int64(*dp[1])] = *dp[0]
 		}
 	}
-	want := map[int64]float64{base: 2, base + 10: 3, base + 20: 4, base + 30: 5, base + 40: 6}
+	// graphite-web's window for from=base, until=base+60 is base+10 to
+	// base+60, each value at the start of its slot (the point sent at
+	// base+10 at base+10).
+	want := map[int64]float64{base + 10: 2, base + 20: 3, base + 30: 4, base + 40: 5, base + 50: 6}
+	if _, ok := got[base]; ok || len(got) != len(want) {
+		t.Errorf("render %s: %v, want %v", out[0].Target, got, want)
+	}
 	for ts, v := range want {
 		if got[ts] != v {
 			t.Errorf("render %s at base+%d = %v, want %v (all: %v)", out[0].Target, ts-base, got[ts], v, got)

@@ -1,9 +1,20 @@
 // Package rra is the round-robin archive math of the pgts metrics daemon:
-// how points received at arbitrary times become evenly spaced primary data
-// points, and how those are consolidated into fixed-size rings of slots, in
-// the manner of RRDtool and Tgres. It does no I/O and reads no clock: time
-// comes from the points, and from the caller's clock where the caller
-// passes one (DS.Advance), so every result is deterministic.
+// how points received at arbitrary times fill fixed-size rings of slots.
+// It has two consolidations, chosen per rule:
+//
+//   - Graphite (the default, a Schema with heartbeat 0): as carbon writes
+//     whisper files. A point fills the slot floor(t/step)*step of the
+//     finest archive whose span covers it, labelled with that start; the
+//     last write wins; each coarser archive's slot is the aggregate
+//     (average, sum, min, max or last) of the next finer archive's slots
+//     inside it when at least xff of them are known. See graphite.go and
+//     DS.Put; the rest of this page is about the other.
+//   - RRD: how points become evenly spaced primary data points, and how
+//     those are consolidated, in the manner of RRDtool and Tgres.
+//
+// It does no I/O and reads no clock: time comes from the points, and from
+// the caller's clock where the caller passes one (DS.Put, DS.Advance), so
+// every result is deterministic.
 //
 // # Glossary
 //

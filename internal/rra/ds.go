@@ -28,11 +28,23 @@ type DS struct {
 	acc []slotAcc
 	// pending holds the closed slots not yet taken by ClosedSlots.
 	pending []Update
+	// g is the memory of each archive in Graphite consolidation (its
+	// first element unused); nil in RRD consolidation.
+	g []gArch
 }
 
 // NewDS returns an empty DS of schema s, which waits for its first point.
 func NewDS(s *Schema) *DS {
-	return &DS{schema: s, last: noTime, upTo: noTime, acc: make([]slotAcc, len(s.arch))}
+	d := &DS{schema: s, last: noTime, upTo: noTime}
+	if s.graphite {
+		d.g = make([]gArch, len(s.arch))
+		for i := range d.g {
+			d.g[i].cur = noTime
+		}
+	} else {
+		d.acc = make([]slotAcc, len(s.arch))
+	}
+	return d
 }
 
 // Schema returns the DS's schema.
@@ -57,6 +69,9 @@ func (d *DS) LastUpdate() (t int64, ok bool) { return d.upTo, d.upTo != noTime }
 // AddPoint does not allocate, except to grow the pending updates or to
 // return an error.
 func (d *DS) AddPoint(t int64, v float64) error {
+	if d.schema.graphite {
+		return d.Put(t, v, t) // no clock: the point's own time
+	}
 	switch {
 	case t < MinTime || t >= MaxTime:
 		return &PointError{Time: t, Value: v, LastUpdate: d.upTo, Err: ErrTime}
@@ -85,7 +100,7 @@ func (d *DS) AddPoint(t int64, v float64) error {
 // with ErrOutOfOrder. now is clamped to the supported range.
 func (d *DS) Advance(now int64) {
 	now = min(now, MaxTime-1)
-	if d.last == noTime || now <= d.upTo || now-d.last <= d.schema.heartbeat {
+	if d.schema.graphite || d.last == noTime || now <= d.upTo || now-d.last <= d.schema.heartbeat {
 		return
 	}
 	d.accumulate(now, 0, false)

@@ -43,6 +43,9 @@ func (d *DS) MarshalBinary() ([]byte, error) {
 // AppendBinary appends the DS's state, as MarshalBinary returns it, to
 // dst, dropping overwritten pending updates first.
 func (d *DS) AppendBinary(dst []byte) ([]byte, error) {
+	if d.schema.graphite {
+		return d.appendGraphite(dst), nil
+	}
 	d.trim()
 	s := d.schema
 	le := binary.LittleEndian
@@ -123,7 +126,14 @@ func corrupt(format string, args ...any) error {
 // decodeState decodes and checks the state b of a DS of schema s.
 func decodeState(s *Schema, b []byte) (DS, error) {
 	r := stateReader{b: b}
-	if v := r.u8(); v != stateVersion && !r.short {
+	v := r.u8()
+	switch {
+	case r.short:
+	case v == stateVersionGraphite && s.graphite:
+		return decodeGraphite(s, b)
+	case v == stateVersionGraphite || (v == stateVersion && s.graphite):
+		return DS{}, fmt.Errorf("%w: saved in the other consolidation mode", ErrSchemaMismatch)
+	case v != stateVersion:
 		return DS{}, corrupt("unknown version %d", v)
 	}
 	flags := r.u8()

@@ -294,3 +294,48 @@ func TestRandomSequences(t *testing.T) {
 		fuzzDS(t, b)
 	}
 }
+
+// FuzzGraphiteState is FuzzUnmarshalBinary for Graphite consolidation:
+// any bytes restore a state that marshals back identically and takes
+// points, late ones and recompute answers included, or are refused.
+func FuzzGraphiteState(f *testing.F) {
+	sc := graphiteSchema(f, "", "10s:1h", "1m:1d", "1h:30d")
+	d := NewDS(sc)
+	f.Add(mustMarshal(f, d))
+	for i := range 9 {
+		_ = d.Put(us(hour0+float64(7*i)), float64(i), us(hour0+70))
+	}
+	_ = d.Put(us(hour0-100), 3, us(hour0+70))
+	f.Add(mustMarshal(f, d))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		d := NewDS(sc)
+		if err := d.UnmarshalBinary(b); err != nil {
+			if !errors.Is(err, ErrCorrupt) && !errors.Is(err, ErrSchemaMismatch) {
+				t.Fatalf("UnmarshalBinary: %v", err)
+			}
+			return
+		}
+		b1 := mustMarshal(t, d)
+		r := NewDS(sc)
+		if err := r.UnmarshalBinary(b1); err != nil {
+			t.Fatalf("re-marshalled state refused: %v", err)
+		}
+		if b2 := mustMarshal(t, r); string(b1) != string(b2) {
+			t.Fatalf("state not stable:\n%x\n%x", b1, b2)
+		}
+		lu, _ := d.LastUpdate()
+		for _, p := range []int64{lu - us(600), lu + 1, MaxTime - 1} {
+			if p >= MinTime && p < MaxTime {
+				_ = d.Put(p, 1, lu)
+			}
+		}
+		for _, u := range d.ClosedSlots(nil) {
+			if u.Count == 0 {
+				_, _, n := sc.RecomputeSpan(u)
+				d.Recompute(u, make([]float64, n))
+				continue
+			}
+			checkUpdate(t, sc, u)
+		}
+	})
+}

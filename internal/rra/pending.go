@@ -29,14 +29,34 @@ const retainPending = 8
 // Pending returns the number of updates waiting for ClosedSlots.
 func (d *DS) Pending() int { return len(d.pending) }
 
+// PendingCap returns the number of updates the DS has room for without
+// allocating, what its pending buffer holds in memory (40 bytes each).
+func (d *DS) PendingCap() int { return cap(d.pending) }
+
 // ClosedSlots appends the pending updates to dst, returns it, and clears
 // them; the caller must persist them. Within an archive the updates are in
 // time order and no two name the same slot, so they may be written in one
 // batch; updates a newer one overwrites (a ring lap later) are dropped.
 // Call it regularly: the DS keeps pending updates until then, at most
-// twice as many as its rings have slots.
+// twice as many as its rings have slots. In Graphite consolidation the
+// updates are the slots written since the last call (each slot once,
+// with its latest value), in the order they were written, and not
+// bounded: a caller writing them in order gets last-write-wins.
+//
+// When dst is empty the DS hands over its own buffer (and starts a new
+// one at its next update), so that taking the updates never needs more
+// memory than they already hold.
 func (d *DS) ClosedSlots(dst []Update) []Update {
-	d.trim()
+	if d.schema.graphite {
+		d.dedupG()
+	} else {
+		d.trim()
+	}
+	if len(dst) == 0 {
+		out := d.pending
+		d.pending = nil
+		return out
+	}
 	dst = append(dst, d.pending...)
 	if cap(d.pending) > retainPending {
 		d.pending = nil

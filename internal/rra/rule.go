@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"strings"
 	"time"
 )
 
@@ -16,20 +17,37 @@ const maxPatternBytes = 4096
 //	[[ds]]
 //	regexp = '^servers\.'
 //	step = "10s"
+//	rras = ["10s:6h", "1m:7d", "1h:1y"]
+//	aggregation = "average"   # Graphite consolidation (the default)
+//	xff = 0.5
+//
+//	[[ds]]
+//	regexp = '^tgres\.'
+//	consolidation = "rrd"     # RRDtool/Tgres time-weighted consolidation
+//	step = "10s"
 //	heartbeat = "2h"
 //	rras = ["10s:6h", "1m:7d", "max:1h:30d:0.5", "1h:1y"]
 //
-// Step and Heartbeat are ParseDuration durations; an empty Heartbeat
-// means twice the step. RRAs are ParseArchiveSpec strings.
+// Consolidation is "graphite" (the default when empty) or "rrd". In
+// Graphite consolidation Aggregation is carbon's aggregationMethod
+// (average, the default, sum, min, max or last) for every archive that
+// names no function of its own, XFF (when set) carbon's xFilesFactor for
+// every archive, and Heartbeat must be empty. In RRD consolidation
+// Heartbeat is a ParseDuration duration, twice the step when empty, and
+// Aggregation and XFF must be empty. Step is a ParseDuration duration;
+// RRAs are ParseArchiveSpec strings.
 type RuleConfig struct {
-	Regexp    string   `toml:"regexp"`
-	Step      string   `toml:"step"`
-	Heartbeat string   `toml:"heartbeat"`
-	RRAs      []string `toml:"rras"`
+	Regexp        string   `toml:"regexp"`
+	Consolidation string   `toml:"consolidation"`
+	Step          string   `toml:"step"`
+	Heartbeat     string   `toml:"heartbeat"`
+	Aggregation   string   `toml:"aggregation"`
+	XFF           *float64 `toml:"xff"`
+	RRAs          []string `toml:"rras"`
 }
 
 // Rule gives the series whose names match Pattern their DS step,
-// heartbeat and archives. A Rule from ParseRule carries its compiled
+// heartbeat and archives. A Heartbeat of 0 is Graphite consolidation. A Rule from ParseRule carries its compiled
 // Schema: do not modify it.
 type Rule struct {
 	// Pattern is matched anywhere in a series name (unanchored, as
@@ -61,10 +79,36 @@ func ParseRule(c RuleConfig) (Rule, error) {
 	if r.Step, err = ParseDuration(c.Step); err != nil {
 		return Rule{}, fmt.Errorf("step: %w", err)
 	}
-	r.Heartbeat = 2 * r.Step
-	if c.Heartbeat != "" {
-		if r.Heartbeat, err = ParseDuration(c.Heartbeat); err != nil {
-			return Rule{}, fmt.Errorf("heartbeat: %w", err)
+	graphite := true
+	switch strings.ToLower(c.Consolidation) {
+	case "", "graphite":
+	case "rrd":
+		graphite = false
+	default:
+		return Rule{}, fmt.Errorf("unknown consolidation %q (want graphite or rrd)", clip(c.Consolidation))
+	}
+	agg := Average
+	if graphite {
+		if c.Heartbeat != "" {
+			return Rule{}, errors.New(`a heartbeat applies only with consolidation = "rrd"`)
+		}
+		if c.Aggregation != "" {
+			if agg, err = ParseCF(c.Aggregation); err != nil || agg == WMean {
+				return Rule{}, fmt.Errorf("unknown aggregation %q (want average, sum, min, max or last)", clip(c.Aggregation))
+			}
+		}
+		if c.XFF != nil && !(*c.XFF >= 0 && *c.XFF < 1) {
+			return Rule{}, fmt.Errorf("xff %v is outside [0, 1)", *c.XFF)
+		}
+	} else {
+		if c.Aggregation != "" || c.XFF != nil {
+			return Rule{}, errors.New(`aggregation and xff apply only with Graphite consolidation; with consolidation = "rrd" give them per archive`)
+		}
+		r.Heartbeat = 2 * r.Step
+		if c.Heartbeat != "" {
+			if r.Heartbeat, err = ParseDuration(c.Heartbeat); err != nil {
+				return Rule{}, fmt.Errorf("heartbeat: %w", err)
+			}
 		}
 	}
 	if len(c.RRAs) > MaxArchives {
@@ -74,6 +118,15 @@ func ParseRule(c RuleConfig) (Rule, error) {
 	for i, spec := range c.RRAs {
 		if r.Archives[i], err = ParseArchiveSpec(spec); err != nil {
 			return Rule{}, err
+		}
+		if graphite {
+			a := &r.Archives[i]
+			if a.CF == WMean {
+				a.CF = agg
+			}
+			if c.XFF != nil {
+				a.XFF = *c.XFF
+			}
 		}
 	}
 	if r.schema, err = NewSchema(r.Step, r.Heartbeat, r.Archives); err != nil {

@@ -13,17 +13,20 @@ import (
 const configText = `
 [[ds]]
 regexp = '^servers\.db\d+\.'
+consolidation = "rrd"
 step = "1m"
 rras = ["1m:7d", "max:1h:30d:0.5"]
 
 [[ds]]
 regexp = '^servers\.'
+consolidation = "rrd"
 step = "10s"
 heartbeat = "2h"
 rras = ["10s:6h", "1m:7d", "1h:1y"]
 
 [[ds]]
 regexp = ".*"
+consolidation = "RRD"
 step = "10s"
 heartbeat = "2h"
 rras = ["10s:6h", "1m:24h", "10m:93d", "1d:5y:0.9"]
@@ -84,6 +87,33 @@ func TestRulesFromTOML(t *testing.T) {
 	}
 }
 
+func TestGraphiteRule(t *testing.T) {
+	xff := 0.25
+	r, err := ParseRule(RuleConfig{Regexp: "x", Step: "10s", Aggregation: "Sum", XFF: &xff,
+		RRAs: []string{"10s:6h", "max:1m:7d", "1h:1y:0.9"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, _ := r.Schema()
+	if !sc.Graphite() || r.Heartbeat != 0 || sc.Heartbeat() != 0 {
+		t.Errorf("default consolidation: graphite %v, heartbeat %v", sc.Graphite(), r.Heartbeat)
+	}
+	want := []string{"sum:10s:6h:0.25", "max:1m:1w:0.25", "sum:1h:1y:0.25"}
+	for i, w := range want {
+		if got := sc.Archive(i).String(); got != w {
+			t.Errorf("archive %d = %s, want %s", i, got, w)
+		}
+	}
+	// The saved form parses back to the same schema.
+	specs := make([]ArchiveSpec, len(want))
+	for i, w := range want {
+		specs[i], _ = ParseArchiveSpec(w)
+	}
+	if sc2, err := NewSchema(10*time.Second, 0, specs); err != nil || !sc2.Graphite() {
+		t.Errorf("NewSchema from the saved form: %v, %v", sc2, err)
+	}
+}
+
 func TestRuleByHand(t *testing.T) {
 	a, err := ParseArchiveSpec("1m:1d")
 	if err != nil {
@@ -108,12 +138,19 @@ func TestParseRulesErrors(t *testing.T) {
 		{func(c *RuleConfig) { c.Regexp = strings.Repeat("a", 5000) }, "regexp of 5000 bytes exceeds the limit of 4096"},
 		{func(c *RuleConfig) { c.Step = "" }, "no step"},
 		{func(c *RuleConfig) { c.Step = "10" + "x" }, `step: parsing duration "10x"`},
-		{func(c *RuleConfig) { c.Heartbeat = "soon" }, `heartbeat: parsing duration "soon"`},
+		{func(c *RuleConfig) { c.Heartbeat = "soon"; c.Consolidation = "rrd" }, `heartbeat: parsing duration "soon"`},
+		{func(c *RuleConfig) { c.Heartbeat = "1m" }, `a heartbeat applies only with consolidation = "rrd"`},
+		{func(c *RuleConfig) { c.Consolidation = "whisper" }, `unknown consolidation "whisper"`},
+		{func(c *RuleConfig) { c.Aggregation = "wmean" }, `unknown aggregation "wmean"`},
+		{func(c *RuleConfig) { c.Aggregation = "sum"; c.Consolidation = "rrd" }, "aggregation and xff apply only with Graphite consolidation"},
+		{func(c *RuleConfig) { x := 1.0; c.XFF = &x }, "xff 1 is outside [0, 1)"},
+		{func(c *RuleConfig) { c.RRAs = []string{"1m:1d", "10s:1h"} }, "each archive's step must be a multiple of the one before"},
+		{func(c *RuleConfig) { c.RRAs = []string{"10s:1d", "1m:1h"} }, "each archive must span more than the one before"},
 		{func(c *RuleConfig) { c.RRAs = nil }, "no archives"},
 		{func(c *RuleConfig) { c.RRAs = []string{"10s:1h", "7s:1m"} }, `parsing archive "7s:1m": span 1m is not a multiple of step 7s`},
 		{func(c *RuleConfig) { c.RRAs = []string{"15s:1h"} }, "not a multiple of the DS step 10s"},
 		{func(c *RuleConfig) { c.RRAs = make([]string, 40) }, "40 archives exceed the limit of 32"},
-		{func(c *RuleConfig) { c.Step = "60y" }, "heartbeat 120y is over 100 years"},
+		{func(c *RuleConfig) { c.Step = "60y"; c.Consolidation = "rrd" }, "heartbeat 120y is over 100 years"},
 	} {
 		bad := good
 		c.mod(&bad)

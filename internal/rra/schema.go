@@ -22,8 +22,13 @@ const MaxArchives = 32
 // archives. It is immutable and safe for concurrent use; every series
 // matched by the same Rule shares one.
 type Schema struct {
+	// graphite is Graphite (whisper) consolidation: no heartbeat, a point
+	// fills the slot floor(t/step)*step of an archive, coarser archives
+	// aggregate the next finer one. Otherwise RRDtool's time-weighted
+	// consolidation with a heartbeat.
+	graphite  bool
 	step      int64 // micros
-	heartbeat int64 // micros
+	heartbeat int64 // micros; 0 in Graphite consolidation
 	specs     []ArchiveSpec
 	arch      []archParams
 	slots     int // the sum of the archives' Size
@@ -38,6 +43,12 @@ type archParams struct {
 	// value: floor(xff*step), in micros.
 	maxUnknown int64
 	cf         CF
+	// Graphite consolidation: the archive's span (micros), its xff and
+	// the number of slots of the next finer archive in one of its slots
+	// (0 for the finest archive).
+	span  int64
+	xff   float64
+	ratio int64
 }
 
 // NewSchema validates and returns the Schema of a DS with the given step
@@ -45,9 +56,18 @@ type archParams struct {
 // MaxArchives archives, each valid, with a step that is a multiple of the
 // DS step, and no two with the same CF and step. The archives keep their
 // order: an Update's Archive is an index into it.
+//
+// A heartbeat of 0 asks for Graphite consolidation (see the package doc):
+// the archives must then be in order of increasing step, each step a
+// multiple of the one before, with the consolidation functions average,
+// sum, min, max or last (wmean is RRD consolidation only); the CF of the
+// finest archive is not used (the last value written to a slot wins).
 func NewSchema(step, heartbeat time.Duration, archives []ArchiveSpec) (*Schema, error) {
 	if err := checkDuration(step); err != nil {
 		return nil, fmt.Errorf("step %s is %w", FormatDuration(step), err)
+	}
+	if heartbeat == 0 {
+		return newGraphiteSchema(step, archives)
 	}
 	if err := checkDuration(heartbeat); err != nil {
 		return nil, fmt.Errorf("heartbeat %s is %w", FormatDuration(heartbeat), err)
@@ -72,6 +92,9 @@ func NewSchema(step, heartbeat time.Duration, archives []ArchiveSpec) (*Schema, 
 			return nil, fmt.Errorf("archive %v: step %s is not a multiple of the DS step %s",
 				a, FormatDuration(a.Step), FormatDuration(step))
 		}
+		if a.CF == Average || a.CF == Sum {
+			return nil, fmt.Errorf("archive %v: %v is a Graphite aggregation; RRD consolidation has wmean, min, max and last", a, a.CF)
+		}
 		for _, b := range archives[:i] {
 			if a.CF == b.CF && a.Step == b.Step {
 				return nil, fmt.Errorf("archives %v and %v have the same consolidation function and step", b, a)
@@ -95,7 +118,10 @@ func NewSchema(step, heartbeat time.Duration, archives []ArchiveSpec) (*Schema, 
 // Step returns the DS step, the length of a primary data point.
 func (s *Schema) Step() time.Duration { return time.Duration(s.step) * time.Microsecond }
 
-// Heartbeat returns the heartbeat.
+// Graphite reports whether the schema uses Graphite consolidation.
+func (s *Schema) Graphite() bool { return s.graphite }
+
+// Heartbeat returns the heartbeat, 0 in Graphite consolidation.
 func (s *Schema) Heartbeat() time.Duration { return time.Duration(s.heartbeat) * time.Microsecond }
 
 // NumArchives returns the number of archives.

@@ -23,10 +23,17 @@ const (
 	Max
 	// Last is the latest known PDP.
 	Last
+	// Average is the mean of the known slots of the next finer archive,
+	// as whisper propagates with aggregationMethod = average (Graphite
+	// consolidation only).
+	Average
+	// Sum is the sum of the known slots of the next finer archive, as
+	// whisper's sum (Graphite consolidation only).
+	Sum
 	numCF
 )
 
-var cfNames = [numCF]string{"wmean", "min", "max", "last"}
+var cfNames = [numCF]string{"wmean", "min", "max", "last", "average", "sum"}
 
 // String returns the CF's name as ParseCF reads it.
 func (c CF) String() string {
@@ -36,14 +43,16 @@ func (c CF) String() string {
 	return "CF(" + strconv.Itoa(int(c)) + ")"
 }
 
-// ParseCF parses "wmean", "min", "max" or "last", in any case.
+// ParseCF parses "wmean", "min", "max", "last", "average" or "sum", in
+// any case. Average and Sum exist only in Graphite consolidation, wmean
+// only in RRD consolidation; NewSchema checks.
 func ParseCF(s string) (CF, error) {
 	for c, name := range cfNames {
 		if strings.EqualFold(s, name) {
 			return CF(c), nil
 		}
 	}
-	return 0, fmt.Errorf("unknown consolidation function %q (want wmean, min, max or last)", clip(s))
+	return 0, fmt.Errorf("unknown consolidation function %q (want wmean, min, max, last, average or sum)", clip(s))
 }
 
 // Limits of an archive.

@@ -222,7 +222,9 @@ func TestNewSchema(t *testing.T) {
 	}{
 		{0, time.Hour, []ArchiveSpec{spec("10s:6h")}, "step 0s is not positive"},
 		{time.Second / 2, time.Hour, []ArchiveSpec{spec("10s:6h")}, "not a whole number of seconds"},
-		{10 * time.Second, 0, []ArchiveSpec{spec("10s:6h")}, "heartbeat 0s is not positive"},
+		{10 * time.Second, -time.Second, []ArchiveSpec{spec("10s:6h")}, "heartbeat -1s is not positive"},
+		{10 * time.Second, 0, []ArchiveSpec{spec("10s:6h")}, "wmean is RRD consolidation"},
+		{10 * time.Second, time.Hour, []ArchiveSpec{spec("sum:10s:6h")}, "sum is a Graphite aggregation"},
 		{10 * time.Second, time.Hour, nil, "no archives"},
 		{10 * time.Second, time.Hour, many, "33 archives exceed the limit of 32"},
 		{10 * time.Second, time.Hour, []ArchiveSpec{spec("15s:6h")}, "step 15s is not a multiple of the DS step 10s"},

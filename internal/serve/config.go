@@ -45,6 +45,10 @@ type Config struct {
 	// ShutdownTimeout bounds the drain and final flush on SIGTERM.
 	// Default 1m.
 	ShutdownTimeout Duration `toml:"shutdown-timeout"`
+	// FutureTolerance is how far past the daemon's clock a point may be
+	// dated: later points are refused whole, counted and logged.
+	// Default 10m.
+	FutureTolerance Duration `toml:"future-tolerance"`
 
 	Graphite GraphiteConfig `toml:"graphite"`
 	Pickle   PickleConfig   `toml:"pickle"`
@@ -173,21 +177,28 @@ type LimitsConfig struct {
 	// series (every connection has its own parser). Default 256KiB.
 	ParserCache Size `toml:"parser-cache"`
 	// MaxConnections bounds the open connections of each TCP listener;
-	// more are closed at once and counted. Default 256.
+	// more are closed at once, counted and logged (rate-limited). Default
+	// 1024, room for a fleet of senders that each keep a connection open.
 	MaxConnections int `toml:"max-connections"`
 	// ReadTimeout closes a TCP connection idle for this long. Default 5m.
 	ReadTimeout Duration `toml:"read-timeout"`
 }
 
 // DSConfig is one [[ds]] section: series whose name matches Regexp get
-// the DS step, heartbeat and archives given. Archives may be spelled
-// "archives" or, as in Tgres, "rras".
+// the archives given, consolidated as Graphite's carbon and whisper do
+// (the default: Aggregation and XFF are carbon's aggregationMethod and
+// xFilesFactor) or, with Consolidation = "rrd", as RRDtool and Tgres do
+// (time-weighted, with a Heartbeat). Archives may be spelled "archives"
+// or, as in Tgres, "rras". See rra.RuleConfig.
 type DSConfig struct {
-	Regexp    string   `toml:"regexp"`
-	Step      string   `toml:"step"`
-	Heartbeat string   `toml:"heartbeat"`
-	Archives  []string `toml:"archives"`
-	RRAs      []string `toml:"rras"`
+	Regexp        string   `toml:"regexp"`
+	Consolidation string   `toml:"consolidation"`
+	Step          string   `toml:"step"`
+	Heartbeat     string   `toml:"heartbeat"`
+	Aggregation   string   `toml:"aggregation"`
+	XFF           *float64 `toml:"xff"`
+	Archives      []string `toml:"archives"`
+	RRAs          []string `toml:"rras"`
 }
 
 // DefaultConfig returns the defaults described on each field.
@@ -199,6 +210,7 @@ func DefaultConfig() Config {
 		FlushWorkers:    4,
 		LogInterval:     Duration(10 * time.Second),
 		ShutdownTimeout: Duration(time.Minute),
+		FutureTolerance: Duration(10 * time.Minute),
 		Graphite:        GraphiteConfig{TCP: "127.0.0.1:2003", UDP: "127.0.0.1:2003"},
 		Pickle:          PickleConfig{TCP: "127.0.0.1:2004"},
 		StatsD: StatsDConfig{UDP: "127.0.0.1:8125", TCP: "127.0.0.1:8125",
@@ -209,7 +221,7 @@ func DefaultConfig() Config {
 		Raw:  RawConfig{Interval: "1 day"},
 		Limits: LimitsConfig{MaxLine: 64 << 10, MaxDatagram: 65535, MaxPickleFrame: 1 << 20, MaxBody: 32 << 20,
 			MaxDecoded: 32 << 20, MaxPoints: 1 << 20, MaxName: 1 << 10, MaxTags: 64, MaxTag: 4 << 10,
-			ParserCache: 256 << 10, MaxConnections: 256, ReadTimeout: Duration(5 * time.Minute)},
+			ParserCache: 256 << 10, MaxConnections: 1024, ReadTimeout: Duration(5 * time.Minute)},
 		DS: []DSConfig{{Regexp: ".", Step: "10s", Archives: []string{"10s:6h", "1m:7d", "1h:1y"}}},
 	}
 }
@@ -386,6 +398,9 @@ func (c *Config) Validate() error {
 	positive("flush-workers", int64(c.FlushWorkers))
 	positive("log-interval", int64(c.LogInterval))
 	positive("shutdown-timeout", int64(c.ShutdownTimeout))
+	if c.FutureTolerance < 0 {
+		add(c.errorf("future-tolerance", "must not be negative"))
+	}
 	addr("graphite.tcp", c.Graphite.TCP)
 	addr("graphite.udp", c.Graphite.UDP)
 	addr("pickle.tcp", c.Pickle.TCP)
@@ -451,7 +466,8 @@ func (d DSConfig) ruleConfig() (rra.RuleConfig, error) {
 	if len(d.Archives) > 0 && len(d.RRAs) > 0 {
 		return rra.RuleConfig{}, errors.New("give archives or rras, not both")
 	}
-	rc := rra.RuleConfig{Regexp: d.Regexp, Step: d.Step, Heartbeat: d.Heartbeat, RRAs: d.Archives}
+	rc := rra.RuleConfig{Regexp: d.Regexp, Consolidation: d.Consolidation, Step: d.Step, Heartbeat: d.Heartbeat,
+		Aggregation: d.Aggregation, XFF: d.XFF, RRAs: d.Archives}
 	if len(d.RRAs) > 0 {
 		rc.RRAs = d.RRAs
 	}

@@ -36,6 +36,13 @@ type memSink struct {
 	entered chan struct{} // receives when an Add starts waiting on block
 	rules   [][]rra.Rule
 	closed  bool
+	health  error // what Health reports
+}
+
+func (s *memSink) Health() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.health
 }
 
 func (s *memSink) keep(pts []ingest.Point) {

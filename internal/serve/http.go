@@ -50,6 +50,13 @@ func (s *Server) httpHandler() http.Handler {
 	}
 	handle("GET /healthz", "healthz", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		if h, ok := s.sink.(interface{ Health() error }); ok {
+			if err := h.Health(); err != nil {
+				w.WriteHeader(http.StatusServiceUnavailable)
+				io.WriteString(w, "storage failing: "+err.Error()+"\n")
+				return
+			}
+		}
 		io.WriteString(w, "ok\n")
 	}))
 	// Influx clients probe /ping before writing.

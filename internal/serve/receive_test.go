@@ -5,17 +5,21 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/binary"
+	"errors"
 	"io"
+	"log/slog"
 	"net/http"
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/klauspost/compress/snappy"
 
 	"github.com/pgts/pgts/internal/ingest"
 	"github.com/pgts/pgts/internal/ingest/remotewrite"
+	"github.com/pgts/pgts/internal/ingest/statsd"
 )
 
 func TestGraphiteTCP(t *testing.T) {
@@ -343,5 +347,74 @@ func TestExtraHandler(t *testing.T) {
 	req.Header.Set("Authorization", "Bearer t")
 	if code, body := do(t, req); code != http.StatusOK || body != "[]" {
 		t.Errorf("/render: %d %q", code, body)
+	}
+}
+
+// Defect 8: /healthz says when the storage is failing, and again when it
+// recovers.
+func TestHealthzStorage(t *testing.T) {
+	sink := &memSink{}
+	ts := startServer(t, sink, nil)
+	get := func() (int, string) {
+		req, _ := http.NewRequest(http.MethodGet, "http://"+ts.addrs.HTTP+"/healthz", nil)
+		return do(t, req)
+	}
+	if code, body := get(); code != http.StatusOK {
+		t.Fatalf("/healthz: %d %s", code, body)
+	}
+	sink.mu.Lock()
+	sink.health = errors.New("connection refused")
+	sink.mu.Unlock()
+	if code, body := get(); code != http.StatusServiceUnavailable || !strings.Contains(body, "storage failing: connection refused") {
+		t.Errorf("/healthz with failing storage: %d %q", code, body)
+	}
+	sink.mu.Lock()
+	sink.health = nil
+	sink.mu.Unlock()
+	if code, body := get(); code != http.StatusOK {
+		t.Errorf("/healthz after recovery: %d %s", code, body)
+	}
+}
+
+// Defect 6: StatsD flushes are dated at the end of their interval, a
+// multiple of the flush interval, so each lands in its own archive slot
+// whatever the timer's delay.
+func TestStatsDFlushTime(t *testing.T) {
+	iv := 10 * time.Second
+	b := time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC)
+	for _, c := range []struct{ now, want time.Time }{
+		{b, b},
+		{b.Add(3 * time.Millisecond), b.Add(iv)},
+		{b.Add(-time.Millisecond), b},
+		{b.Add(9999 * time.Millisecond), b.Add(iv)},
+	} {
+		if got := intervalEnd(c.now, iv); !got.Equal(c.want) {
+			t.Errorf("intervalEnd(%v) = %v, want %v", c.now, got, c.want)
+		}
+	}
+}
+
+// The last flush of an interval longer than the future tolerance allows
+// is dated at the clock, so that the storage does not refuse it.
+func TestStatsDFinalFlushLongInterval(t *testing.T) {
+	cfg := testConfig()
+	cfg.StatsD.FlushInterval = Duration(time.Hour)
+	now := testNow.Add(time.Second)
+	sink := &memSink{}
+	srv, err := New(cfg, sink, Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.statsd.mu.Lock()
+	err = srv.statsd.agg.Add(statsd.Metric{Name: "long.hits", Type: statsd.Counter, Value: 3, SampleRate: 1})
+	srv.statsd.mu.Unlock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.FlushStatsD(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := sink.byName("stats.counters.long.hits.count"); len(got) != 1 || got[0].Time != now.UnixMicro() {
+		t.Errorf("flushed %+v, want one point at the clock %d", got, now.UnixMicro())
 	}
 }

@@ -50,15 +50,40 @@ func (s *Server) aggregate(proto, from string, ms []statsd.Metric) {
 // FlushStatsD ends the current StatsD interval: it hands the derived series
 // (statsd.Aggregator.Flush) to the sink, waiting while the sink applies
 // backpressure; receivers keep aggregating the next interval meanwhile.
-// The flush loop calls it every statsd.flush-interval and Shutdown once
-// more at the end.
+// The points are dated at the end of the interval they cover: the next
+// multiple of statsd.flush-interval from the clock (the clock itself when
+// it is on one), or the clock when that end is more than half of
+// future-tolerance away (the storage would refuse it). Shutdown calls it
+// once more at the end.
 func (s *Server) FlushStatsD(ctx context.Context) error {
+	now := s.now()
+	at := intervalEnd(now, time.Duration(s.cfg.StatsD.FlushInterval))
+	if at.Sub(now) > time.Duration(s.cfg.FutureTolerance)/2 {
+		at = now
+	}
+	return s.flushStatsD(ctx, at)
+}
+
+// intervalEnd is the first multiple of iv (since the epoch) at or after t.
+func intervalEnd(t time.Time, iv time.Duration) time.Time {
+	if iv <= 0 {
+		return t
+	}
+	e := t.Truncate(iv)
+	if e.Before(t) {
+		e = e.Add(iv)
+	}
+	return e
+}
+
+// flushStatsD is FlushStatsD with the points dated at.
+func (s *Server) flushStatsD(ctx context.Context, at time.Time) error {
 	if s.statsd == nil {
 		return nil
 	}
 	start := time.Now()
 	s.statsd.mu.Lock()
-	pts := s.statsd.agg.Flush(s.now())
+	pts := s.statsd.agg.Flush(at)
 	s.statsd.mu.Unlock()
 	s.m.flushes.Inc()
 	s.m.flushPoints.Add(float64(len(pts)))
@@ -72,19 +97,29 @@ func (s *Server) FlushStatsD(ctx context.Context) error {
 	return nil
 }
 
-// statsdLoop flushes StatsD every flush interval until Shutdown starts.
+// statsdLoop flushes StatsD at every multiple of the flush interval (on
+// the wall clock) until Shutdown starts, dating each flush's points at
+// that multiple, so that consecutive flushes fill consecutive archive
+// slots whatever the timer's delay: a burst of counts is stored as its
+// counts, one slot per interval, as the etsy daemon feeding carbon does.
 func (s *Server) statsdLoop() {
 	defer s.flushWG.Done()
-	t := time.NewTicker(time.Duration(s.cfg.StatsD.FlushInterval))
+	iv := time.Duration(s.cfg.StatsD.FlushInterval)
+	next := time.Now().Truncate(iv).Add(iv)
+	t := time.NewTimer(time.Until(next))
 	defer t.Stop()
 	for {
 		select {
 		case <-s.closing:
 			return
 		case <-t.C:
-			if err := s.FlushStatsD(s.stopCtx); err != nil {
+			if err := s.flushStatsD(s.stopCtx, next); err != nil {
 				s.log.Error("statsd flush", "err", err)
 			}
+			// Skip the multiples a slow flush overran.
+			for next = next.Add(iv); !next.After(time.Now()); next = next.Add(iv) {
+			}
+			t.Reset(time.Until(next))
 		}
 	}
 }

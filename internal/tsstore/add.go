@@ -80,9 +80,10 @@ func (s *Store) add(pts []ingest.Point, wait bool) (int, error) {
 	}
 	rules := *s.rules.Load()
 	kick := s.mem.max / 10 * 8
+	now := s.cfg.Now().UnixMicro()
 	for i := range pts {
 		p := &pts[i]
-		if err := s.addPoint(p, rules); err != nil {
+		if err := s.addPoint(p, rules, now); err != nil {
 			if s.mem.used.Load() > kick {
 				s.kickFlush()
 			}
@@ -102,11 +103,16 @@ func (s *Store) add(pts []ingest.Point, wait bool) (int, error) {
 // errNoRoom: the point does not fit in the budget.
 var errNoRoom = errors.New("no room")
 
-// addPoint adds one point; it returns errNoRoom, having changed nothing,
-// when the point does not fit in the budget.
-func (s *Store) addPoint(p *ingest.Point, rules []rra.Rule) error {
+// addPoint adds one point, now being the clock in micros; it returns
+// errNoRoom, having changed nothing, when the point does not fit in the
+// budget.
+func (s *Store) addPoint(p *ingest.Point, rules []rra.Rule, now int64) error {
 	if !ingest.InRange(p.Time) {
 		s.counters.invalid.Add(1)
+		return nil
+	}
+	if p.Time > now+s.cfg.FutureTolerance.Microseconds() {
+		s.counters.future.Add(1)
 		return nil
 	}
 	key := seriesKey(p.Name, p.Tags)
@@ -134,7 +140,8 @@ func (s *Store) addPoint(p *ingest.Point, rules []rra.Rule) error {
 		}
 	}
 	// Reserve the worst case: a new series, a grown raw buffer, two
-	// updates per archive (a run of unknown slots, then the point's).
+	// updates per archive (RRD: a run of unknown slots, then the point's;
+	// Graphite: at most one).
 	need := int64(0)
 	if isNew {
 		need += x.baseBytes()
@@ -143,7 +150,16 @@ func (s *Store) addPoint(p *ingest.Point, rules []rra.Rule) error {
 		need += int64(growth(cap(x.raw))) * rawBytes
 	}
 	if x.sch != nil {
-		need += 2 * updateBytes * int64(x.sch.schema.NumArchives())
+		// The pending buffer may grow (append doubles it, rounded up to
+		// a size class) to hold two updates per archive more.
+		more := 2 * x.sch.schema.NumArchives()
+		p, c := 0, 0
+		if x.ds != nil {
+			p, c = x.ds.Pending(), x.ds.PendingCap()
+		}
+		if p+more > c {
+			need += int64(2*c+more+4-c) * updateBytes
+		}
 	}
 	if !s.mem.reserve(need) {
 		return errNoRoom
@@ -168,9 +184,14 @@ func (s *Store) addPoint(p *ingest.Point, rules []rra.Rule) error {
 		s.counters.buffered.Add(1)
 	}
 	if x.ds != nil {
-		switch err := x.ds.AddPoint(p.Time, p.Value); {
+		switch err := x.ds.Put(p.Time, p.Value, now); {
 		case err == nil:
 			x.stateDirty = true
+		case errors.Is(err, rra.ErrBeyondMemory):
+			x.stateDirty = true
+			s.counters.lateKept.Add(1)
+		case errors.Is(err, rra.ErrTooOld):
+			s.counters.tooOld.Add(1)
 		case errors.Is(err, rra.ErrOutOfOrder):
 			s.counters.outOfOrder.Add(1)
 		case errors.Is(err, rra.ErrDuplicate):

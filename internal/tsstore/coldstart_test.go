@@ -20,7 +20,7 @@ func TestColdStart(t *testing.T) {
 	pool := newPool(t)
 	var c clock
 	cfg := testConfig(t, &c)
-	cfg.MaxMemory = 22 << 20
+	cfg.MaxMemory = 26 << 20 // the series take about 22 MiB
 	cfg.FlushInterval = 50 * time.Millisecond
 	if testing.Verbose() {
 		cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))

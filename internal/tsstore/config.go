@@ -35,6 +35,11 @@ type Config struct {
 	FlushInterval time.Duration
 	// FlushWorkers is the number of connections a flush writes on at once.
 	FlushWorkers int
+	// FutureTolerance is how far past the clock a point's time may be:
+	// later points are refused whole (neither archived nor kept raw),
+	// counted and logged at most once per flush interval, so that a bogus
+	// timestamp can never damage a series.
+	FutureTolerance time.Duration
 	// MaxSeries limits the number of series (0: no limit); points of new
 	// series beyond it are refused and counted.
 	MaxSeries int
@@ -68,16 +73,21 @@ type RawConfig struct {
 const DefaultRawStep = 10 * time.Second
 
 // DefaultConfig returns a config with no rules, no raw points, a 512 MiB
-// budget, a flush every 10 s on 2 connections, no cardinality limit, the
-// system clock and no logger or metrics.
+// budget, a flush every 10 s on 2 connections, a future tolerance of 10
+// minutes, no cardinality limit, the system clock and no logger or metrics.
 func DefaultConfig() Config {
 	return Config{
-		MaxMemory:     512 << 20,
-		FlushInterval: 10 * time.Second,
-		FlushWorkers:  2,
-		Now:           time.Now,
+		MaxMemory:       512 << 20,
+		FlushInterval:   10 * time.Second,
+		FlushWorkers:    2,
+		FutureTolerance: DefaultFutureTolerance,
+		Now:             time.Now,
 	}
 }
+
+// DefaultFutureTolerance is how far in the future a point may be by
+// default.
+const DefaultFutureTolerance = 10 * time.Minute
 
 // minMemory is the smallest budget accepted: below it a handful of series
 // would fill the cache.
@@ -94,6 +104,9 @@ func (c *Config) Validate() error {
 	}
 	if c.FlushWorkers < 1 {
 		errs = append(errs, fmt.Errorf("flush workers %d: at least 1 is needed", c.FlushWorkers))
+	}
+	if c.FutureTolerance < 0 {
+		errs = append(errs, fmt.Errorf("future tolerance %v is negative", c.FutureTolerance))
 	}
 	if c.MaxSeries < 0 {
 		errs = append(errs, fmt.Errorf("max series %d is negative", c.MaxSeries))

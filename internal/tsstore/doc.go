@@ -8,10 +8,11 @@
 //	receivers ──Add/TryAdd──> registry (64 locked shards: series → DS, buffers)
 //	                                  │ every FlushInterval, or at 80% of MaxMemory
 //	                                  ▼
-//	                 Flush: 1 register new series (one INSERT per 20,000)
+//	                 Flush: 1 register new series (one INSERT per 5,000)
 //	                        2 raw points ──> copyload (binary COPY) ──> raw series table
-//	                        3 closed slots + DS state ──> FlushWorkers transactions,
-//	                          one statement each: pgts.rra_data, pgts.ds_state
+//	                        3 slots + recompute reads + DS state ──> FlushWorkers
+//	                          transactions, statements of bounded size:
+//	                          pgts.rra_data, pgts.ds_state
 //
 // # Glossary
 //
@@ -21,9 +22,10 @@
 //   - registry: pgts.metric, one row per series (id, key, name, tags, rule
 //     and archives), all of it cached in memory. New series are registered
 //     in batches at the next flush, never one round trip per series.
-//   - rule: a regexp with a step, heartbeat and archives (rra.Rule); the
-//     first rule matching a name gives the series its schema, for good: a
-//     reload (SetRules) applies to series seen afterwards.
+//   - rule: a regexp with its consolidation (Graphite, the default, or RRD
+//     with a heartbeat), step and archives (rra.Rule); the first rule
+//     matching a name gives the series its schema, for good: a reload
+//     (SetRules) applies to series seen afterwards.
 //   - DS: the consolidation state of one series (rra.DS): last update, open
 //     primary data point, open slot of each archive. Saved in pgts.ds_state
 //     at every flush and loaded by Open, so a restarted daemon resumes.
@@ -34,19 +36,34 @@
 //     its segment, id % 200 + 1 its position in the segment's arrays.
 //   - slot row: pgts.rra_data(bundle_id, seg, slot, vals, times): ring slot
 //     number slot of one bundle for a whole segment. vals[pos] is the value
-//     of the series at position pos, times[pos] the end of the slot it
-//     holds, in Unix seconds.
+//     of the series at position pos, times[pos] the time of the slot it
+//     holds, in Unix seconds: its start in Graphite consolidation, its end
+//     in RRD consolidation.
 //   - lap: a ring is overwritten every span (slots × step); a value whose
 //     time is not the slot time a reader asks for is from another lap and is
 //     ignored (NULL for a series that never wrote the slot).
 //   - write-back cache: per series, the raw points and closed slots not yet
 //     written. Its bytes, with the registry's, are accounted against
-//     MaxMemory (estimates: 240 bytes a series plus its key, 88 + 16 per
-//     archive for its DS, 16 a raw point, 40 an update).
+//     MaxMemory (estimates: 240 bytes a series plus its key, its DS as
+//     rra.Schema.DSBytes has it, 16 a raw point, 40 an update of the DS's
+//     buffer by capacity); TestMemoryAccounting checks them against the
+//     live heap.
 //
-// # Consolidation, worked example
+// # Graphite consolidation
 //
-// The series of a rule with a 10 s step and a 20 s heartbeat; each point's
+// The default: a point fills its slot as whisper's would, the coarser
+// archives follow (package rra, graphite.go), and Fetch returns
+// graphite-web's window; see docs/serve.md. Points dated past the clock
+// plus FutureTolerance are refused whole (Stats.Future). A late point
+// older than the coarse slots its DS keeps in memory leaves a recompute
+// request; the flush writing its slot reads the finer slots in the same
+// transaction, and the DS's answer is written at the next flush.
+//
+// The rest of this section is RRD consolidation (consolidation = "rrd").
+//
+// # RRD consolidation, worked example
+//
+// The series of an RRD rule with a 10 s step and a 20 s heartbeat; each point's
 // value covers the time since the point before it (the golden values of
 // TestGoldenArchives):
 //
@@ -75,10 +92,11 @@
 //
 // Archives use the layout of Tgres: one row per (bundle, segment, slot)
 // holding that slot for 200 series, updated by array element. A flush
-// writes all its closed slots with one statement per worker (unnest of
-// the slot rows, grouped by target row, pgts.array_put on each row; rows
-// missing are inserted in the same statement), and the DS states likewise,
-// 200 to a pgts.ds_state row. Measured against one row per (series,
+// writes its slots with statements of at most 20,000 slots per worker
+// (unnest of the slot rows, grouped by target row, pgts.array_put on each
+// row; rows missing are inserted in the same statement), and the DS states
+// likewise, 200 to a pgts.ds_state row, at most 1 MiB a statement (a pgx
+// connection keeps its largest parameter buffer for life). Measured against one row per (series,
 // slot), upserted with one INSERT ... ON CONFLICT per flush, on this 2-core
 // machine shared with other work (median of 3 runs, 20 flushes each of one
 // slot for 20,000 series, rings already full):
@@ -95,13 +113,16 @@
 //
 // # Reads
 //
-// Fetch picks, as Graphite does, the finest archive whose span reaches
-// back to from (or the one reaching furthest), and raw points instead when
-// they are kept that far back and are finer (see chooseResolution).
-// Timestamps are slot ends, as package rra has them: a value at T covers
-// (T-step, T]. Raw points are averaged per step of the series' rule (or
-// RawConfig.Step for series without archives). Closed slots and raw points
-// still in the cache are included; the open slot is not.
+// Fetch computes what graphite-web's whisper reader returns (see
+// archiveWindow): the range clamped to the longest span and to now, the
+// finest archive whose span reaches back to from, values labelled by the
+// start of their slot (an RRD slot ending at T is labelled T-step) from
+// from - from%step + step to until - until%step. A series with archives is
+// always read from them; a series kept only raw is averaged per
+// RawConfig.Step in SQL, widened to at most maxDataPoints (or
+// maxFetchValues) steps. The series of one segment reading one archive
+// over the same slots are read with one statement. Slots and raw points
+// still in the cache are included.
 //
 // # Guarantees
 //

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -23,12 +24,26 @@ type flushItem struct {
 	worker int
 }
 
+// recomputeAnswer answers one recompute request (Graphite consolidation)
+// among a flush item's held updates: the finer values read, given to the
+// DS once the write committed.
+type recomputeAnswer struct {
+	req  rra.Update
+	kids []float64
+}
+
 // rawRetryBytes is what a raw point kept aside for a retry costs (its
 // series id, time and value).
 const rawRetryBytes = 24
 
-// slotChunk bounds the slot rows of one statement.
-const slotChunk = 100_000
+// slotChunk bounds the slot rows of one statement, and stateChunk the
+// bytes of saved states: a pgx connection keeps the largest parameter
+// buffer it ever encoded for as long as it lives, so big statements would
+// pin memory outside the store's budget (about 60 bytes a slot row).
+const (
+	slotChunk  = 20_000
+	stateChunk = 1 << 20
+)
 
 // Flush writes everything buffered: it registers new series, then writes
 // raw points (through the loader's COPY path), closed archive slots and
@@ -48,9 +63,9 @@ func (s *Store) Flush(ctx context.Context) error {
 		rawOK, errRaw = s.writeRaw(ctx, items)
 	}
 	tRaw := time.Since(start)
-	rraOK, errRRA := s.writeArchives(ctx, items)
+	rraOK, answers, errRRA := s.writeArchives(ctx, items)
 	tRRA := time.Since(start)
-	s.settle(items, rawOK, rraOK)
+	s.settle(items, rawOK, rraOK, answers)
 	elapsed := time.Since(start)
 	s.log.Debug("flushed the metrics cache", "series", len(items), "register", tReg, "gather", tGather-tReg,
 		"raw", tRaw-tGather, "archives", tRRA-tRaw, "settle", elapsed-tRRA)
@@ -105,13 +120,17 @@ func (s *Store) gather() []flushItem {
 
 // settle removes what was written from the buffers, and puts back in the
 // dirty lists the series with something left to write.
-func (s *Store) settle(items []flushItem, rawOK bool, rraOK []bool) {
-	for _, it := range items {
+func (s *Store) settle(items []flushItem, rawOK bool, rraOK []bool, answers [][]recomputeAnswer) {
+	for i, it := range items {
 		x := it.x
 		sh := s.shardOf(x.key)
 		sh.mu.Lock()
 		if rraOK[it.worker] {
 			x.held = dropFront(x.held, len(it.held))
+			for _, a := range answers[i] {
+				x.ds.Recompute(a.req, a.kids)
+				x.stateDirty = true
+			}
 		} else if it.state != nil {
 			x.stateDirty = true
 		}
@@ -226,14 +245,16 @@ type stateRows struct {
 
 // writeArchives writes closed slots and states, each worker its share of
 // the segments in one transaction. It reports which workers succeeded.
-func (s *Store) writeArchives(ctx context.Context, items []flushItem) ([]bool, error) {
+func (s *Store) writeArchives(ctx context.Context, items []flushItem) ([]bool, [][]recomputeAnswer, error) {
 	n := s.cfg.FlushWorkers
 	ok := make([]bool, n)
 	errs := make([]error, n)
+	// Each worker sets the answers of its own items only.
+	answers := make([][]recomputeAnswer, len(items))
 	var g errgroup.Group
 	for w := range n {
 		g.Go(func() error {
-			slots, err := s.writeShare(ctx, items, w)
+			slots, err := s.writeShare(ctx, items, answers, w)
 			if err != nil {
 				errs[w] = err
 				return nil
@@ -244,15 +265,17 @@ func (s *Store) writeArchives(ctx context.Context, items []flushItem) ([]bool, e
 		})
 	}
 	_ = g.Wait() // errors are per worker
-	return ok, errors.Join(errs...)
+	return ok, answers, errors.Join(errs...)
 }
 
 // writeShare writes worker w's share of items in one transaction and
 // returns the number of slots written.
-func (s *Store) writeShare(ctx context.Context, items []flushItem, w int) (int64, error) {
+func (s *Store) writeShare(ctx context.Context, items []flushItem, answers [][]recomputeAnswer, w int) (int64, error) {
 	var rows []slotRows
 	cur := &slotRows{}
-	var st stateRows
+	var states []stateRows
+	st := &stateRows{}
+	stBytes := 0
 	for _, it := range items {
 		if it.worker != w {
 			continue
@@ -261,6 +284,10 @@ func (s *Store) writeShare(ctx context.Context, items []flushItem, w int) (int64
 		seg, pos := x.seg(), x.pos()
 		if it.state != nil {
 			st.seg, st.pos, st.state = append(st.seg, seg), append(st.pos, pos), append(st.state, it.state)
+			if stBytes += len(it.state) + 16; stBytes >= stateChunk {
+				states = append(states, *st)
+				st, stBytes = &stateRows{}, 0
+			}
 		}
 		if len(it.held) == 0 {
 			continue
@@ -285,7 +312,10 @@ func (s *Store) writeShare(ctx context.Context, items []flushItem, w int) (int64
 	if cur.len() > 0 {
 		rows = append(rows, *cur)
 	}
-	if len(rows) == 0 && len(st.seg) == 0 {
+	if len(st.seg) > 0 {
+		states = append(states, *st)
+	}
+	if len(rows) == 0 && len(states) == 0 && !hasRequests(items, w) {
 		return 0, nil
 	}
 	var total int64
@@ -296,7 +326,10 @@ func (s *Store) writeShare(ctx context.Context, items []flushItem, w int) (int64
 			}
 			total += int64(r.len())
 		}
-		if len(st.seg) > 0 {
+		if err := s.recompute(ctx, tx, items, answers, w); err != nil {
+			return err
+		}
+		for _, st := range states {
 			if _, err := tx.Exec(ctx, sqlWriteStates, st.seg, st.pos, st.state); err != nil {
 				return fmt.Errorf("writing the state of %d series: %w", len(st.seg), err)
 			}
@@ -307,4 +340,84 @@ func (s *Store) writeShare(ctx context.Context, items []flushItem, w int) (int64
 		return 0, err
 	}
 	return total, nil
+}
+
+// hasRequests reports whether worker w's items hold recompute requests.
+func hasRequests(items []flushItem, w int) bool {
+	for i := range items {
+		if items[i].worker == w {
+			for _, u := range items[i].held {
+				if u.Count == 0 {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// recompute reads, after the slots are written in tx, the finer values
+// that worker w's recompute requests ask for, and keeps them in the items
+// for settle (Graphite consolidation: a late point's coarser slots).
+func (s *Store) recompute(ctx context.Context, tx pgx.Tx, items []flushItem, answers [][]recomputeAnswer, w int) error {
+	type ref struct {
+		item int
+		req  rra.Update
+	}
+	var refs []ref
+	var bundles, sizes []int32
+	var segs, t0s, steps, ns []int64
+	var poss []int32
+	for i := range items {
+		it := &items[i]
+		if it.worker != w {
+			continue
+		}
+		answers[i] = nil
+		for _, u := range it.held {
+			if u.Count != 0 {
+				continue
+			}
+			sch := it.x.sch
+			arch, start, n := sch.schema.RecomputeSpan(u)
+			a := sch.schema.Archive(arch)
+			refs = append(refs, ref{i, u})
+			bundles, segs, poss = append(bundles, sch.bundles[arch]), append(segs, it.x.seg()), append(poss, it.x.pos())
+			t0s, steps = append(t0s, start/1e6), append(steps, int64(a.Step/time.Second))
+			sizes, ns = append(sizes, int32(a.Size)), append(ns, int64(n))
+		}
+	}
+	if len(refs) == 0 {
+		return nil
+	}
+	sizes64 := make([]int64, len(sizes))
+	ns32 := make([]int32, len(ns))
+	for i := range sizes {
+		sizes64[i], ns32[i] = int64(sizes[i]), int32(ns[i])
+	}
+	rows, err := tx.Query(ctx, sqlRecompute, bundles, segs, poss, t0s, steps, sizes64, ns32)
+	if err != nil {
+		return fmt.Errorf("reading %d slots to recompute: %w", len(refs), err)
+	}
+	var o int64
+	var vals []*float64
+	_, err = pgx.ForEachRow(rows, []any{&o, &vals}, func() error {
+		if o < 1 || o > int64(len(refs)) {
+			return fmt.Errorf("recompute answer %d of %d", o, len(refs))
+		}
+		r := refs[o-1]
+		kids := make([]float64, len(vals))
+		for i, v := range vals {
+			kids[i] = math.NaN()
+			if v != nil {
+				kids[i] = *v
+			}
+		}
+		answers[r.item] = append(answers[r.item], recomputeAnswer{req: r.req, kids: kids})
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("reading %d slots to recompute: %w", len(refs), err)
+	}
+	return nil
 }

@@ -31,10 +31,15 @@ func newPool(t testing.TB) *pgxpool.Pool {
 	return pgtest.Pool(t)
 }
 
-// rule builds a rule from its config.
+// rule builds a rule from its config: RRD consolidation when hb is set,
+// Graphite consolidation when it is empty.
 func rule(t testing.TB, re, step, hb string, rras ...string) rra.Rule {
 	t.Helper()
-	r, err := rra.ParseRule(rra.RuleConfig{Regexp: re, Step: step, Heartbeat: hb, RRAs: rras})
+	rc := rra.RuleConfig{Regexp: re, Step: step, Heartbeat: hb, RRAs: rras}
+	if hb != "" {
+		rc.Consolidation = "rrd"
+	}
+	r, err := rra.ParseRule(rc)
 	if err != nil {
 		t.Fatal(err)
 	}

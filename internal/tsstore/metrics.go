@@ -93,6 +93,8 @@ func (r *refusedCollector) Collect(ch chan<- prometheus.Metric) {
 		{"max_series", c.overLimit.Load()},
 		{"memory", c.full.Load()},
 		{"raw_window", c.rawRefused.Load()},
+		{"future", c.future.Load()},
+		{"too_old", c.tooOld.Load()},
 	} {
 		ch <- prometheus.MustNewConstMetric(r.desc, prometheus.CounterValue, float64(x.n), x.reason)
 	}

@@ -117,50 +117,81 @@ type resolution struct {
 	step    int64 // seconds
 }
 
-// chooseResolution picks, as Graphite does, the finest archive whose span
-// reaches back to from (or, when none does, the one reaching furthest), and
-// raw points instead when they are kept, reach back to from and are finer.
-// With maxDataPoints > 0, raw points giving more values than that yield to
-// an archive that reaches back to from. ok is false when the series has
-// nothing to read.
-func chooseResolution(sch *rra.Schema, raw bool, rawSpan, rawStep, now, from, until int64, maxDataPoints int) (resolution, bool) {
-	best, covers := -1, false
-	if sch != nil {
-		order := make([]int, sch.NumArchives())
-		for i := range order {
-			order[i] = i
-		}
-		slices.SortStableFunc(order, func(a, b int) int {
-			return cmp.Compare(sch.Archive(a).Step, sch.Archive(b).Step)
-		})
-		for _, i := range order {
-			if int64(sch.Archive(i).Span/time.Second) >= now-from {
-				best, covers = i, true
-				break
-			}
-		}
-		if best < 0 {
-			for _, i := range order {
-				if best < 0 || sch.Archive(i).Span > sch.Archive(best).Span {
-					best = i
-				}
-			}
+// fetchWindow is what graphite-web returns for a whisper file, computed
+// as whisper's file_fetch does: the range is clamped to [now - the
+// longest span, now] (nothing when it starts after now or ends before
+// that), the archive is the finest whose span reaches back to the
+// clamped from, and the values are labelled from
+// from - from%step + step to until - until%step (one more step when that
+// would be no value at all). ok is false when there is nothing to read.
+type fetchWindow struct {
+	res   resolution
+	start int64 // the first value's label, unix seconds
+	n     int64 // number of values
+}
+
+// archiveWindow computes the whisper window of a series with archives;
+// now, from and until are unix seconds.
+func archiveWindow(sch *rra.Schema, now, from, until int64) (fetchWindow, bool) {
+	order := make([]int, sch.NumArchives())
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int {
+		return cmp.Compare(sch.Archive(a).Step, sch.Archive(b).Step)
+	})
+	var maxSpan int64
+	for i := range order {
+		maxSpan = max(maxSpan, int64(sch.Archive(i).Span/time.Second))
+	}
+	oldest := now - maxSpan
+	if from > now || until < oldest {
+		return fetchWindow{}, false
+	}
+	from, until = max(from, oldest), min(until, now)
+	best := order[len(order)-1]
+	for _, i := range order {
+		if int64(sch.Archive(i).Span/time.Second) >= now-from {
+			best = i
+			break
 		}
 	}
-	if raw && (rawSpan == 0 || rawSpan >= now-from) {
-		finer := best < 0 || rawStep < int64(sch.Archive(best).Step/time.Second)
-		tooMany := maxDataPoints > 0 && (until-from)/rawStep > int64(maxDataPoints) && covers
-		if finer && !tooMany {
-			return resolution{archive: -1, step: rawStep}, true
-		}
+	step := int64(sch.Archive(best).Step / time.Second)
+	w := window(step, from, until)
+	w.res.archive = best
+	return w, true
+}
+
+// window is whisper's __archive_fetch window of step over [from, until].
+func window(step, from, until int64) fetchWindow {
+	start := from - floorMod(from, step) + step
+	end := until - floorMod(until, step) + step
+	if start == end {
+		end += step
 	}
-	if best < 0 {
-		if raw {
-			return resolution{archive: -1, step: rawStep}, true
+	return fetchWindow{res: resolution{step: step}, start: start, n: (end - start) / step}
+}
+
+// rawWindow is the window of a series kept only raw: whisper's window at
+// the raw step, widened to a multiple of it when it would give more than
+// limit values (the points of each wider step are averaged).
+func rawWindow(rawStep, rawSpan, now, from, until int64, limit int64) (fetchWindow, bool) {
+	if rawSpan > 0 {
+		if until < now-rawSpan {
+			return fetchWindow{}, false
 		}
-		return resolution{}, false
+		from = max(from, now-rawSpan)
 	}
-	return resolution{archive: best, step: int64(sch.Archive(best).Step / time.Second)}, true
+	if from > until {
+		return fetchWindow{}, false
+	}
+	step := rawStep
+	if n := (until - from) / step; n > limit {
+		step *= (n + limit - 1) / limit
+	}
+	w := window(step, from, until)
+	w.res.archive = -1
+	return w, true
 }
 
 // fetchPlan is what Fetch needs of one series, copied under its lock.
@@ -176,16 +207,18 @@ type fetchPlan struct {
 }
 
 // Fetch returns the values of the named series (series keys, as Find's
-// leaves give them) between from and until (unix seconds; the slots ending
-// in (from, until] rounded out to whole steps), at the resolution that fits
-// the range: the finest archive whose span reaches back to from (or the one
-// reaching furthest), or raw points when they are kept that far back and
-// are finer, unless maxDataPoints > 0 and they would give more values than
-// that. Values still in the write-back cache are included. Unknown names
-// are skipped. Safe for concurrent use with Add and Flush.
+// leaves give them) between from and until (unix seconds) exactly as
+// graphite-web returns a whisper file's: a series with archives is read
+// from the archive whisper reads, over whisper's window (see
+// fetchWindow), each value labelled with the start of its slot; a
+// series kept only raw gives the mean of its points in each raw step,
+// labelled the same way, at a wider step when the range holds more than
+// maxDataPoints (when > 0) or maxFetchValues steps. Values still in the
+// write-back cache are included. Unknown names, and series with nothing
+// in range, are skipped. Safe for concurrent use with Add and Flush.
 func (s *Store) Fetch(ctx context.Context, names []string, from, until int64, maxDataPoints int) ([]Series, error) {
-	if until <= from {
-		return nil, fmt.Errorf("fetch: until %d is not after from %d", until, from)
+	if until < from {
+		return nil, fmt.Errorf("fetch: until %d is before from %d", until, from)
 	}
 	now := s.cfg.Now().Unix()
 	var rawSpan, rawStepDefault int64
@@ -195,162 +228,246 @@ func (s *Store) Fetch(ctx context.Context, names []string, from, until int64, ma
 		}
 		rawStepDefault = int64(s.cfg.Raw.step() / time.Second)
 	}
+	limit := int64(maxFetchValues)
+	if maxDataPoints > 0 {
+		limit = min(limit, int64(maxDataPoints))
+	}
 	var plans []*fetchPlan
 	for _, name := range names {
-		p, err := s.plan(name, from, until, now, rawSpan, rawStepDefault, maxDataPoints)
-		if err != nil {
-			return nil, err
-		}
-		if p != nil {
+		if p := s.plan(name, from, until, now, rawSpan, rawStepDefault, limit); p != nil {
 			plans = append(plans, p)
 		}
 	}
+	if err := s.readArchives(ctx, plans); err != nil {
+		return nil, err
+	}
 	out := make([]Series, 0, len(plans))
 	for _, p := range plans {
-		if err := s.read(ctx, p, from, until); err != nil {
-			return nil, err
+		if p.res.archive < 0 {
+			if err := s.readRaw(ctx, p); err != nil {
+				return nil, err
+			}
+		} else {
+			p.applyCache()
 		}
 		out = append(out, Series{Name: p.key, Start: p.start, Step: p.res.step, Values: p.values})
 	}
 	return out, nil
 }
 
-// plan chooses the resolution of one series and copies its cached data.
-func (s *Store) plan(key string, from, until, now, rawSpan, rawStep int64, maxDataPoints int) (*fetchPlan, error) {
+// readGroup is the archive reads of one Fetch that one statement serves:
+// the series of one segment reading the same archive shape over the same
+// ring slots.
+type readGroup struct {
+	bundle             int32
+	seg                int64
+	lo1, hi1, lo2, hi2 int32
+	pos                []int32
+	plans              map[int32][]*fetchPlan // one name may be asked twice
+}
+
+// readArchives reads the database's slots of every archive plan, one
+// statement per segment, archive shape and slot range (the series of a
+// render request are mostly registered together, so they share few
+// segments), instead of one per series.
+func (s *Store) readArchives(ctx context.Context, plans []*fetchPlan) error {
+	type key struct {
+		bundle             int32
+		seg                int64
+		lo1, hi1, lo2, hi2 int32
+	}
+	groups := map[key]*readGroup{}
+	var order []*readGroup
+	for _, p := range plans {
+		if p.res.archive < 0 || p.id == 0 {
+			continue
+		}
+		lo1, hi1, lo2, hi2 := p.slotRanges()
+		k := key{p.sch.bundles[p.res.archive], p.id / SegmentWidth, lo1, hi1, lo2, hi2}
+		g := groups[k]
+		if g == nil {
+			g = &readGroup{bundle: k.bundle, seg: k.seg, lo1: lo1, hi1: hi1, lo2: lo2, hi2: hi2, plans: map[int32][]*fetchPlan{}}
+			groups[k] = g
+			order = append(order, g)
+		}
+		pos := int32(p.id%SegmentWidth) + 1
+		if g.plans[pos] == nil {
+			g.pos = append(g.pos, pos)
+		}
+		g.plans[pos] = append(g.plans[pos], p)
+	}
+	for _, g := range order {
+		rows, err := s.pool.Query(ctx, sqlReadSlots, g.bundle, g.seg, g.pos, g.lo1, g.hi1, g.lo2, g.hi2)
+		if err != nil {
+			return fmt.Errorf("fetch %d series: %w", len(g.pos), err)
+		}
+		var pos int32
+		var t *int64
+		var v *float64
+		if _, err := pgx.ForEachRow(rows, []any{&pos, &t, &v}, func() error {
+			if t != nil && v != nil {
+				for _, p := range g.plans[pos] {
+					p.put(*t, *v)
+				}
+			}
+			return nil
+		}); err != nil {
+			return fmt.Errorf("fetch %d series: %w", len(g.pos), err)
+		}
+	}
+	return nil
+}
+
+// plan chooses the window of one series and copies its cached data; nil
+// when there is nothing to read.
+func (s *Store) plan(key string, from, until, now, rawSpan, rawStep, limit int64) *fetchPlan {
 	sh := s.shardOf(key)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	x := sh.m[key]
 	if x == nil {
-		return nil, nil
+		return nil
 	}
-	var sch *rra.Schema
-	if x.sch != nil {
-		sch = x.sch.schema
-		rawStep = int64(sch.Step() / time.Second)
+	var w fetchWindow
+	var ok bool
+	switch {
+	case x.sch != nil:
+		w, ok = archiveWindow(x.sch.schema, now, from, until)
+	case s.raw != nil:
+		w, ok = rawWindow(rawStep, rawSpan, now, from, until, limit)
 	}
-	res, ok := chooseResolution(sch, s.raw != nil, rawSpan, rawStep, now, from, until, maxDataPoints)
 	if !ok {
-		return nil, nil
+		return nil
 	}
-	start := floorDiv(from, res.step)*res.step + res.step
-	end := -floorDiv(-until, res.step) * res.step
-	n := (end-start)/res.step + 1
-	if n > maxFetchValues {
-		return nil, fmt.Errorf("fetch %q: %d values at a %d s step; the most is %d", key, n, res.step, maxFetchValues)
-	}
-	p := &fetchPlan{key: key, id: x.id, sch: x.sch, res: res, start: start, values: make([]float64, n)}
+	p := &fetchPlan{key: key, id: x.id, sch: x.sch, res: w.res, start: w.start, values: make([]float64, w.n)}
 	for i := range p.values {
 		p.values[i] = math.NaN()
 	}
-	if res.archive >= 0 {
+	if w.res.archive >= 0 {
 		x.held = x.ds.ClosedSlots(x.held)
 		b := x.bufBytes()
 		s.mem.add(b - x.bytes)
 		x.bytes = b
 		for _, u := range x.held {
-			if u.Archive == res.archive {
+			if u.Archive == w.res.archive {
 				p.updates = append(p.updates, u)
 			}
 		}
 	} else {
+		lo, hi := w.start*1e6, (w.start+w.n*w.res.step)*1e6
 		for _, r := range x.raw {
-			if r.t > from*1e6 && r.t <= until*1e6 {
+			if r.t >= lo && r.t < hi {
 				p.raw = append(p.raw, r)
 			}
 		}
 	}
-	return p, nil
+	return p
 }
 
-// read fills p.values from the database and the cache.
-func (s *Store) read(ctx context.Context, p *fetchPlan, from, until int64) error {
+// offset is what a stored slot time exceeds its label by: RRD
+// consolidation stores a slot by its end, Graphite by its start, the label
+// Fetch returns.
+func (p *fetchPlan) offset() int64 {
+	if p.sch.schema.Graphite() {
+		return 0
+	}
+	return p.res.step
+}
+
+// put sets the value of the slot stored at time t (seconds), when it is
+// in p's window.
+func (p *fetchPlan) put(t int64, v float64) {
 	step, n := p.res.step, int64(len(p.values))
-	put := func(t int64, v float64) {
-		if t < p.start || (t-p.start)%step != 0 || (t-p.start)/step >= n {
-			return
-		}
-		p.values[(t-p.start)/step] = v
+	t -= p.offset()
+	if t < p.start || (t-p.start)%step != 0 || (t-p.start)/step >= n {
+		return
 	}
-	if p.res.archive >= 0 {
-		a := p.sch.schema.Archive(p.res.archive)
-		if p.id != 0 {
-			lo1, hi1, lo2, hi2 := int32(0), int32(a.Size-1), int32(-1), int32(-1)
-			if n < int64(a.Size) {
-				lo := a.SlotIndex(p.start * 1e6)
-				hi := a.SlotIndex((p.start + (n-1)*step) * 1e6)
-				lo1, hi1 = int32(lo), int32(hi)
-				if lo > hi {
-					lo1, hi1, lo2, hi2 = int32(lo), int32(a.Size-1), 0, int32(hi)
-				}
-			}
-			rows, err := s.pool.Query(ctx, sqlReadSlots, p.sch.bundles[p.res.archive], p.id/SegmentWidth, int32(p.id%SegmentWidth)+1, lo1, hi1, lo2, hi2)
-			if err != nil {
-				return fmt.Errorf("fetch %q: %w", p.key, err)
-			}
-			var t *int64
-			var v *float64
-			if _, err := pgx.ForEachRow(rows, []any{&t, &v}, func() error {
-				if t != nil && v != nil {
-					put(*t, *v)
-				}
-				return nil
-			}); err != nil {
-				return fmt.Errorf("fetch %q: %w", p.key, err)
-			}
+	p.values[(t-p.start)/step] = v
+}
+
+// slotRanges returns the ring slots of p's window: [lo1, hi1] and
+// [lo2, hi2] (-1, -1 when the window does not wrap).
+func (p *fetchPlan) slotRanges() (lo1, hi1, lo2, hi2 int32) {
+	a := p.sch.schema.Archive(p.res.archive)
+	step, n, off := p.res.step, int64(len(p.values)), p.offset()
+	lo1, hi1, lo2, hi2 = 0, int32(a.Size-1), -1, -1
+	if n < int64(a.Size) {
+		lo := a.SlotIndex((p.start + off) * 1e6)
+		hi := a.SlotIndex((p.start + off + (n-1)*step) * 1e6)
+		lo1, hi1 = int32(lo), int32(hi)
+		if lo > hi {
+			lo1, hi1, lo2, hi2 = int32(lo), int32(a.Size-1), 0, int32(hi)
 		}
-		for _, u := range p.updates {
-			for _, t := range p.sch.schema.Slots(u) {
-				put(t/1e6, u.Value)
-			}
-		}
-		return nil
 	}
-	// Raw points: the mean of the points of each step, the database's and
-	// the cache's (a point may be in both while a flush settles).
-	pts := map[rawPoint]bool{}
+	return lo1, hi1, lo2, hi2
+}
+
+// applyCache sets the values of the cached slots, in the order they were
+// written, over the database's.
+func (p *fetchPlan) applyCache() {
+	for _, u := range p.updates {
+		for _, t := range p.sch.schema.Slots(u) {
+			p.put(t/1e6, u.Value)
+		}
+	}
+}
+
+// readRaw fills p.values with the mean of the raw points of each step:
+// the database's, averaged in SQL, and the cache's (a point in both while
+// a flush settles counts once: the database's copy is left out).
+func (s *Store) readRaw(ctx context.Context, p *fetchPlan) error {
+	step, n := p.res.step, int64(len(p.values))
+	sum := make([]float64, n)
+	cnt := make([]float64, n)
+	cached := map[rawPoint]bool{}
+	var cts []time.Time
+	var cvs []float64
 	for _, r := range p.raw {
-		pts[r] = true
+		if !cached[r] && !math.IsNaN(r.v) {
+			cached[r] = true
+			cts, cvs = append(cts, time.UnixMicro(r.t)), append(cvs, r.v)
+			i := (floorDiv(r.t, 1e6) - p.start) / step
+			sum[i] += r.v
+			cnt[i]++
+		}
 	}
 	if p.id != 0 {
-		q := `SELECT time, value FROM ` + s.rawTbl.Qualified() + ` WHERE series_id = $1 AND time > $2 AND time <= $3`
-		rows, err := s.pool.Query(ctx, q, p.id, time.Unix(from, 0), time.Unix(until, 0))
+		q := `SELECT (floor(extract(epoch FROM r.time) / $4)::int8 * $4)::int8 AS t, sum(r.value), count(r.value)::float8
+FROM ` + s.rawTbl.Qualified() + ` r WHERE r.series_id = $1 AND r.time >= $2 AND r.time < $3 AND r.value = r.value
+	AND NOT EXISTS (SELECT FROM unnest($5::timestamptz[], $6::float8[]) AS c(t, v) WHERE c.t = r.time AND c.v = r.value)
+GROUP BY 1`
+		lo, hi := time.Unix(p.start, 0), time.Unix(p.start+n*step, 0)
+		rows, err := s.pool.Query(ctx, q, p.id, lo, hi, step, cts, cvs)
 		if err != nil {
 			return fmt.Errorf("fetch %q: %w", p.key, err)
 		}
-		var t time.Time
-		var v *float64
-		if _, err := pgx.ForEachRow(rows, []any{&t, &v}, func() error {
-			if v != nil {
-				pts[rawPoint{t: t.UnixMicro(), v: *v}] = true
+		var t int64
+		var sm, c float64
+		if _, err := pgx.ForEachRow(rows, []any{&t, &sm, &c}, func() error {
+			if i := (t - p.start) / step; t >= p.start && i < n {
+				sum[i] += sm
+				cnt[i] += c
 			}
 			return nil
 		}); err != nil {
 			return fmt.Errorf("fetch %q: %w", p.key, err)
 		}
 	}
-	sorted := make([]rawPoint, 0, len(pts))
-	for r := range pts {
-		sorted = append(sorted, r)
-	}
-	slices.SortFunc(sorted, func(a, b rawPoint) int { return cmp.Or(cmp.Compare(a.t, b.t), cmp.Compare(a.v, b.v)) })
-	sum := make([]float64, n)
-	cnt := make([]int, n)
-	for _, r := range sorted {
-		t := -floorDiv(-r.t, step*1e6) * step // end of the step holding r.t
-		i := (t - p.start) / step
-		if t < p.start || i >= n || math.IsNaN(r.v) {
-			continue
-		}
-		sum[i] += r.v
-		cnt[i]++
-	}
 	for i := range sum {
 		if cnt[i] > 0 {
-			p.values[i] = sum[i] / float64(cnt[i])
+			p.values[i] = sum[i] / cnt[i]
 		}
 	}
 	return nil
+}
+
+// floorMod is a mod b in [0, b), b > 0.
+func floorMod(a, b int64) int64 {
+	m := a % b
+	if m < 0 {
+		m += b
+	}
+	return m
 }
 
 // floorDiv is a/b rounded towards minus infinity, b > 0.

@@ -46,15 +46,13 @@ func (s *series) seg() int64 { return s.id / SegmentWidth }
 func (s *series) pos() int32 { return int32(s.id%SegmentWidth) + 1 }
 
 // Bytes a series costs, estimated: the struct, its map entry and key, the
-// DS (88 bytes plus 16 per archive, as package rra documents), and the
-// buffers by capacity (16 bytes a raw point, 40 an update).
+// DS (rra.Schema.DSBytes), and the buffers by capacity (16 bytes a raw
+// point, 40 an update).
 const (
-	seriesBytes  = 240
-	dsBytes      = 88
-	archiveBytes = 16
-	rawBytes     = 16
-	updateBytes  = 40
-	tagBytes     = 48
+	seriesBytes = 240
+	rawBytes    = 16
+	updateBytes = 40
+	tagBytes    = 48
 )
 
 // baseBytes is what the series costs whatever it buffers.
@@ -64,7 +62,7 @@ func (s *series) baseBytes() int64 {
 		n += int64(len(t.Key) + len(t.Value))
 	}
 	if s.sch != nil {
-		n += dsBytes + archiveBytes*int64(s.sch.schema.NumArchives())
+		n += s.sch.schema.DSBytes()
 	}
 	return n
 }
@@ -73,7 +71,7 @@ func (s *series) baseBytes() int64 {
 func (s *series) bufBytes() int64 {
 	n := int64(cap(s.raw))*rawBytes + int64(cap(s.held))*updateBytes
 	if s.ds != nil {
-		n += int64(s.ds.Pending()) * updateBytes
+		n += int64(s.ds.PendingCap()) * updateBytes
 	}
 	return n
 }
@@ -159,7 +157,7 @@ func tagsJSON(tags []ingest.Tag) string {
 
 // registerBatch is the largest number of series registered by one
 // statement.
-const registerBatch = 20_000
+const registerBatch = 5_000
 
 // register gives the fresh series their ids, in batches: their archives'
 // bundles first, then the series themselves with one INSERT per batch.
@@ -365,7 +363,8 @@ func (s *Store) load(ctx context.Context) error {
 	}
 	var seg int64
 	var states [][]byte
-	var bad int
+	var bad, future int
+	horizon := s.cfg.Now().UnixMicro() + s.cfg.FutureTolerance.Microseconds()
 	_, err = pgx.ForEachRow(rows, []any{&seg, &states}, func() error {
 		for i, st := range states {
 			if st == nil {
@@ -378,13 +377,22 @@ func (s *Store) load(ctx context.Context) error {
 			if err := x.ds.UnmarshalBinary(st); err != nil {
 				bad++
 				x.ds = rra.NewDS(x.sch.schema)
+				x.stateDirty = true
+				s.markDirty(x)
+				continue
+			}
+			if t, ok := x.ds.LastUpdate(); ok && t > horizon {
+				// Saved after a point far in the future (before such
+				// points were refused): it would refuse every point until
+				// then. Start afresh; the archives keep their slots.
+				future++
+				x.ds = rra.NewDS(x.sch.schema)
+				x.stateDirty = true
+				s.markDirty(x)
 				continue
 			}
 			if x.ds.Pending() > 0 {
-				x.dirty = true
-				sh := s.shardOf(x.key)
-				sh.dirty = append(sh.dirty, x)
-				s.counters.unflushed.Add(1)
+				s.markDirty(x)
 			}
 			b := x.bufBytes()
 			s.mem.add(b)
@@ -398,7 +406,22 @@ func (s *Store) load(ctx context.Context) error {
 	if bad > 0 {
 		s.log.Warn("saved state of series unusable; they start afresh", "series", bad)
 	}
+	if future > 0 {
+		s.log.Warn("saved state of series dated in the future; they start afresh", "series", future)
+	}
 	return nil
+}
+
+// markDirty puts x in its shard's dirty list, once; its shard's lock is
+// held or the store is not yet shared.
+func (s *Store) markDirty(x *series) {
+	if x.dirty {
+		return
+	}
+	x.dirty = true
+	sh := s.shardOf(x.key)
+	sh.dirty = append(sh.dirty, x)
+	s.counters.unflushed.Add(1)
 }
 
 // savedSchema rebuilds the schema a series was registered with.

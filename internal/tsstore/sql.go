@@ -15,8 +15,9 @@ import (
 // Open):
 //
 //	pgts.rra_points(name, tags, key, archive, time, value)
-//	    every archive value within its archive's span; time is the end of
-//	    the slot, archive its spec ("wmean:10s:6h:0.5").
+//	    every archive value within its archive's span; time is the slot's
+//	    start in Graphite consolidation (its end in RRD consolidation),
+//	    archive its spec ("average:10s:6h:0.5").
 //	pgts.raw_points(name, tags, key, time, value)
 //	    the raw points, when the store keeps them (created by Open over the
 //	    configured raw table).
@@ -44,11 +45,12 @@ RETURNING id, key`
 
 // sqlWriteSlots writes closed slots: one row per (series, slot) in the
 // arguments, grouped into one array update per (bundle, segment, slot)
-// row; rows missing are inserted. Within a row a later slot time wins.
+// row; rows missing are inserted. Within a row a later slot time wins, and
+// of two values for one slot time the later in the arguments.
 // $1 bundle, $2 seg, $3 slot, $4 pos, $5 time (s), $6 value.
 const sqlWriteSlots = `WITH u AS (
-	SELECT b, g, sl, array_agg(p ORDER BY p, t) AS i, array_agg(v ORDER BY p, t) AS v, array_agg(t ORDER BY p, t) AS t
-	FROM unnest($1::int4[], $2::int8[], $3::int4[], $4::int4[], $5::int8[], $6::float8[]) AS x(b, g, sl, p, t, v)
+	SELECT b, g, sl, array_agg(p ORDER BY p, t, o) AS i, array_agg(v ORDER BY p, t, o) AS v, array_agg(t ORDER BY p, t, o) AS t
+	FROM unnest($1::int4[], $2::int8[], $3::int4[], $4::int4[], $5::int8[], $6::float8[]) WITH ORDINALITY AS x(b, g, sl, p, t, v, o)
 	GROUP BY b, g, sl
 ), upd AS (
 	UPDATE pgts.rra_data d SET vals = pgts.array_put(d.vals, u.i, u.v), times = pgts.array_put(d.times, u.i, u.t)
@@ -75,10 +77,25 @@ INSERT INTO pgts.ds_state (seg, states)
 SELECT u.g, pgts.array_put(array_fill(NULL::bytea, ARRAY[` + segmentWidthSQL + `]), u.i, u.st)
 FROM u WHERE u.g NOT IN (SELECT seg FROM upd)`
 
-// sqlReadSlots reads one series' values in one archive: $1 bundle, $2 seg,
-// $3 pos, slots in [$4, $5] or [$6, $7].
-const sqlReadSlots = `SELECT times[$3], vals[$3] FROM pgts.rra_data
-WHERE bundle_id = $1 AND seg = $2 AND (slot BETWEEN $4 AND $5 OR slot BETWEEN $6 AND $7)`
+// sqlRecompute reads, for each recompute request, the values of the finer
+// archive's n slots from t0 (seconds) every st seconds, NULL where the
+// slot holds another lap or nothing, in time order, with the request's
+// ordinal: $1 bundle, $2 seg, $3 pos, $4 t0, $5 st, $6 ring size, $7 n.
+const sqlRecompute = `SELECT r.o, array_agg(CASE WHEN d.times[r.p] = r.t THEN d.vals[r.p] END ORDER BY r.t)
+FROM (
+	SELECT x.o, x.b, x.g, x.p, x.t0 + i.i * x.st AS t, x.st, x.sz
+	FROM unnest($1::int4[], $2::int8[], $3::int4[], $4::int8[], $5::int8[], $6::int8[], $7::int4[])
+		WITH ORDINALITY AS x(b, g, p, t0, st, sz, n, o),
+		generate_series(0, x.n - 1) AS i(i)
+) r
+LEFT JOIN pgts.rra_data d ON d.bundle_id = r.b AND d.seg = r.g AND d.slot = (r.t / r.st % r.sz)::int4
+GROUP BY r.o`
+
+// sqlReadSlots reads the values of some series of one segment in one
+// archive: $1 bundle, $2 seg, $3 their positions, slots in [$4, $5] or
+// [$6, $7]; one row per position and slot.
+const sqlReadSlots = `SELECT p.p, d.times[p.p], d.vals[p.p] FROM pgts.rra_data d, unnest($3::int4[]) AS p(p)
+WHERE d.bundle_id = $1 AND d.seg = $2 AND (d.slot BETWEEN $4 AND $5 OR d.slot BETWEEN $6 AND $7)`
 
 // openRaw finds the raw table, creating it when missing, and (re)creates
 // the pgts.raw_points view over it.

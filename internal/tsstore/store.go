@@ -78,6 +78,12 @@ type Store struct {
 	done        chan struct{}
 	lastMaint   time.Time
 	lastFlushNS atomic.Int64
+
+	// The periodic flush's failures, owned by the flush loop; health is
+	// the last flush's error for Health.
+	health                atomic.Pointer[error]
+	failRun, failUnlogged int
+	failSince, failLogged time.Time
 }
 
 type shard struct {
@@ -169,10 +175,54 @@ func (s *Store) loop(ctx context.Context) {
 		// A flush under way finishes even when Close stops the loop: cut
 		// short, it could leave raw points half written.
 		fctx := context.WithoutCancel(ctx)
-		if err := s.Flush(fctx); err != nil {
-			s.log.Warn("flushing the metrics cache", "err", err)
-		}
+		s.noteFlush(s.Flush(fctx))
+		s.logFuture()
 		s.maintain(fctx)
+	}
+}
+
+// noteFlush records the outcome of a periodic flush: a failure is logged
+// at most once per flush interval with the number of failures since the
+// last log, and the first success after failures is logged as recovery.
+func (s *Store) noteFlush(err error) {
+	now := time.Now()
+	if err != nil {
+		s.health.Store(&err)
+		s.failRun++
+		s.failUnlogged++
+		if s.failSince.IsZero() {
+			s.failSince = now
+		}
+		if now.Sub(s.failLogged) >= s.cfg.FlushInterval {
+			s.log.Warn("flushing the metrics cache", "err", err, "failures", s.failUnlogged, "failing_for", now.Sub(s.failSince).Round(time.Second))
+			s.failLogged, s.failUnlogged = now, 0
+		}
+		return
+	}
+	s.health.Store(nil)
+	if s.failRun > 0 {
+		s.log.Info("flushing the metrics cache recovered", "failures", s.failRun, "failed_for", now.Sub(s.failSince).Round(time.Second))
+		s.failRun, s.failUnlogged, s.failSince, s.failLogged = 0, 0, time.Time{}, time.Time{}
+	}
+}
+
+// Health returns nil when the last periodic flush wrote everything, and
+// its error otherwise (the data stays buffered for the next); /healthz
+// answers 503 with it. Safe for concurrent use.
+func (s *Store) Health() error {
+	if p := s.health.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// logFuture logs, at most once per flush, the points refused since the
+// last time for being too far in the future.
+func (s *Store) logFuture() {
+	n := s.counters.future.Load()
+	if d := n - s.counters.futureLogged.Swap(n); d > 0 {
+		s.log.Warn("refused points dated beyond the clock plus the future tolerance",
+			"points", d, "tolerance", s.cfg.FutureTolerance)
 	}
 }
 
@@ -248,8 +298,11 @@ type Stats struct {
 	Buffered   int64 // raw points in the cache
 	Added      int64 // points accepted
 	Unmatched  int64 // points of series matching no rule, without raw storage: dropped
-	OutOfOrder int64 // points older than their series' last update: not consolidated
-	Duplicate  int64 // points at the time of their series' previous point: not consolidated
+	OutOfOrder int64 // RRD consolidation: points older than their series' last update: not consolidated
+	Duplicate  int64 // RRD consolidation: points at the time of their series' previous point: not consolidated
+	Future     int64 // points beyond the clock plus FutureTolerance: dropped whole
+	TooOld     int64 // Graphite consolidation: points older than every archive's span: not archived
+	LateKept   int64 // Graphite consolidation: late points stored in their slot without updating coarser archives
 	Invalid    int64 // points with an infinite value or a time out of range: dropped
 	OverLimit  int64 // points of new series beyond MaxSeries: dropped
 	Full       int64 // points refused for lack of memory (ErrFull)
@@ -263,6 +316,7 @@ type Stats struct {
 
 type counters struct {
 	added, unmatched, outOfOrder, duplicate, invalid, overLimit, full atomic.Int64
+	future, tooOld, lateKept, futureLogged                            atomic.Int64
 	rawStored, rawRefused, slots, flushes, flushFails, buffered       atomic.Int64
 	unflushed                                                         atomic.Int64
 }
@@ -281,6 +335,9 @@ func (s *Store) Stats() Stats {
 		Unmatched:  c.unmatched.Load(),
 		OutOfOrder: c.outOfOrder.Load(),
 		Duplicate:  c.duplicate.Load(),
+		Future:     c.future.Load(),
+		TooOld:     c.tooOld.Load(),
+		LateKept:   c.lateKept.Load(),
 		Invalid:    c.invalid.Load(),
 		OverLimit:  c.overLimit.Load(),
 		Full:       c.full.Load(),

@@ -52,20 +52,21 @@ func TestGoldenArchives(t *testing.T) {
 
 	check := func(when string) {
 		t.Helper()
-		checkSeries(t, fetch1(t, s, "a.x", base, base+90), base+10, 10, golden10s)
+		// Labelled by the start of each slot, over whisper's window.
+		checkSeries(t, fetch1(t, s, "a.x", base-10, base+80), base, 10, golden10s)
 		// Beyond the 1 h span of 10s:1h: the 30 s archive.
 		got := fetch1(t, s, "a.x", base+100-7200, base+90)
 		if got.Step != 30 || got.Start != base-7080 || len(got.Values) != 240 {
 			t.Fatalf("%s: 2 h range: start %d step %d, %d values", when, got.Start-base, got.Step, len(got.Values))
 		}
-		checkSeries(t, Series{Name: got.Name, Start: got.Start + 237*30, Step: 30, Values: got.Values[237:]}, base+30, 30, golden30s)
-		for _, v := range got.Values[:237] {
+		checkSeries(t, Series{Name: got.Name, Start: got.Start + 236*30, Step: 30, Values: got.Values[236:239]}, base, 30, golden30s)
+		for _, v := range append(got.Values[:236:236], got.Values[239]) {
 			if !math.IsNaN(v) {
 				t.Fatalf("%s: value %v before the first point", when, v)
 			}
 		}
 		// Raw only: the mean of each 10 s step.
-		checkSeries(t, fetch1(t, s, "b.raw", base, base+20), base+10, 10, []float64{2, 5})
+		checkSeries(t, fetch1(t, s, "b.raw", base-10, base+10), base, 10, []float64{2, 5})
 	}
 	check("from the cache")
 	st := s.Stats()
@@ -130,9 +131,9 @@ func TestRestartResumes(t *testing.T) {
 	}
 	want := append([]float64(nil), golden10s...)
 	want[7], want[8] = nan, nan // 80 s and 90 s not sent yet
-	checkSeries(t, fetch1(t, s2, "a.x", base, base+90), base+10, 10, want)
+	checkSeries(t, fetch1(t, s2, "a.x", base-10, base+80), base, 10, want)
 	mustAdd(t, s2, pts[7:]...) // the rest, after the restart
-	checkSeries(t, fetch1(t, s2, "a.x", base, base+90), base+10, 10, golden10s)
+	checkSeries(t, fetch1(t, s2, "a.x", base-10, base+80), base, 10, golden10s)
 	if st := s2.Stats(); st.OutOfOrder != 1 || st.Duplicate != 1 {
 		t.Fatalf("after restart the state was not resumed: %+v", st)
 	}
@@ -140,9 +141,9 @@ func TestRestartResumes(t *testing.T) {
 		t.Fatal(err)
 	}
 	s3 := open(t, pool, cfg)
-	checkSeries(t, fetch1(t, s3, "a.x", base, base+90), base+10, 10, golden10s)
+	checkSeries(t, fetch1(t, s3, "a.x", base-10, base+80), base, 10, golden10s)
 	got := fetch1(t, s3, "a.x", base+100-7200, base+90)
-	checkSeries(t, Series{Name: got.Name, Start: got.Start + 237*30, Step: 30, Values: got.Values[237:]}, base+30, 30, golden30s)
+	checkSeries(t, Series{Name: got.Name, Start: got.Start + 236*30, Step: 30, Values: got.Values[236:239]}, base, 30, golden30s)
 	var raw int
 	if err := pool.QueryRow(ctx, `SELECT count(*) FROM pgts.raw_points WHERE name = 'a.x'`).Scan(&raw); err != nil {
 		t.Fatal(err)
@@ -152,7 +153,10 @@ func TestRestartResumes(t *testing.T) {
 	}
 }
 
-func TestChooseResolution(t *testing.T) {
+// Defect 1 and 7: the window, archive and labels of whisper's
+// file_fetch, for relative and absolute ranges; a long range reads the
+// coarse archive.
+func TestArchiveWindow(t *testing.T) {
 	sch, err := func() (*rra.Schema, error) {
 		r := rule(t, ".", "10s", "", "10s:6h", "1m:7d", "1h:1y")
 		return r.Schema()
@@ -160,41 +164,39 @@ func TestChooseResolution(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const now = 1_000_000_000
+	const now = 1_000_000_005 // not aligned to any step
 	h := int64(3600)
 	for _, c := range []struct {
-		name      string
-		sch       bool
-		raw       bool
-		rawSpan   int64
-		rawStep   int64
-		from      int64
-		maxPoints int
-		archive   int
-		step      int64
-		ok        bool
+		name        string
+		from, until int64
+		archive     int
+		start, n    int64
+		ok          bool
 	}{
-		{"last hour: finest", true, false, 0, 0, now - h, 0, 0, 10, true},
-		{"6 h exactly", true, false, 0, 0, now - 6*h, 0, 0, 10, true},
-		{"a day: 1m", true, false, 0, 0, now - 24*h, 0, 1, 60, true},
-		{"a month: 1h", true, false, 0, 0, now - 30*24*h, 0, 2, 3600, true},
-		{"beyond every span: the longest", true, false, 0, 0, now - 3*365*24*h, 0, 2, 3600, true},
-		{"raw kept forever, same step: archive", true, true, 0, 10, now - h, 0, 0, 10, true},
-		{"a day: raw finer than 1m", true, true, 0, 10, now - 24*h, 0, -1, 10, true},
-		{"a day, raw beyond its retention", true, true, 12 * h, 10, now - 24*h, 0, 1, 60, true},
-		{"a day, too many raw points", true, true, 0, 10, now - 24*h, 1000, 1, 60, true},
-		{"raw only", false, true, 0, 10, now - 24*h, 0, -1, 10, true},
-		{"raw only, too many points: still raw", false, true, 0, 10, now - 24*h, 100, -1, 10, true},
-		{"nothing", false, false, 0, 0, now - h, 0, 0, 0, false},
+		// from=-1h: fromInterval = from - from%10 + 10, untilInterval
+		// = now - now%10 + 10.
+		{"last hour", now - h, now, 0, 1_000_000_000 - h + 10, 360, true},
+		{"6 h exactly", now - 6*h, now, 0, 1_000_000_000 - 6*h + 10, 6 * 360, true},
+		{"6 h and a second: 1m", now - 6*h - 1, now, 1, 999_978_360 + 60, 360, true},
+		{"aligned absolute range", 999_996_400, 999_996_460, 0, 999_996_410, 6, true},
+		{"zero length: one value", 999_996_400, 999_996_400, 0, 999_996_410, 1, true},
+		{"a day: 1m", now - 24*h, now, 1, 999_913_560 + 60, 1440, true},
+		{"2 years: clamped to 1y of 1h", now - 2*365*24*h, now, 2, 968_464_800, 8760, true},
+		{"until in the future: clamped", now - h, now + h, 0, 1_000_000_000 - h + 10, 360, true},
+		{"from in the future: nothing", now + 10, now + h, 0, 0, 0, false},
+		{"before every span: nothing", now - 3*365*24*h, now - 2*365*24*h, 0, 0, 0, false},
 	} {
-		var sc *rra.Schema
-		if c.sch {
-			sc = sch
+		w, ok := archiveWindow(sch, now, c.from, c.until)
+		if ok != c.ok || (ok && (w.res.archive != c.archive || w.start != c.start || w.n != c.n)) {
+			t.Errorf("%s: got %+v %v, want archive %d start %d n %d %v", c.name, w, ok, c.archive, c.start, c.n, c.ok)
 		}
-		got, ok := chooseResolution(sc, c.raw, c.rawSpan, c.rawStep, now, c.from, now, c.maxPoints)
-		if ok != c.ok || (ok && (got.archive != c.archive || got.step != c.step)) {
-			t.Errorf("%s: got %+v %v, want archive %d step %d %v", c.name, got, ok, c.archive, c.step, c.ok)
-		}
+	}
+	// Raw only: whisper's window at the raw step, widened past the limit.
+	if w, ok := rawWindow(10, 0, now, now-24*h, now, 1000); !ok || w.res.step != 90 || w.n > 1000 {
+		t.Errorf("raw day at most 1000 values: %+v %v", w, ok)
+	}
+	if w, ok := rawWindow(10, 0, now, now-h, now, maxFetchValues); !ok || w.res.step != 10 || w.n != 360 {
+		t.Errorf("raw hour: %+v %v", w, ok)
 	}
 }
 

@@ -1,0 +1,493 @@
+package rra
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+)
+
+// Graphite consolidation, as carbon writes whisper files:
+//
+//   - a point at t fills the slot of the finest archive whose span reaches
+//     back to t (its age is measured against the caller's clock); the slot
+//     starts at floor(t/step)*step and is labelled with that start; the
+//     last value written to a slot wins;
+//   - the slot of each coarser archive is then recomputed from the slots
+//     of the next finer archive it contains: when the known ones are at
+//     least xff of them, it holds their aggregate (average, sum, min, max
+//     or last, in time order), and otherwise it is left as it was, and so
+//     are the archives coarser still (whisper's __propagate);
+//   - there is no heartbeat: a series sent every minute into a 10 s
+//     archive has one value a minute; the first point is stored.
+//
+// To recompute a coarse slot the DS keeps, for each archive but the
+// finest, the values of the finer slots inside its latest slot (kids). A
+// point older than that latest slot still fills its own slot at once; the
+// coarser slot it falls in needs finer values that only the caller's
+// storage holds, so the DS asks for them with a recompute request: an
+// Update with Count 0 among the pending ones, naming the coarse archive
+// and slot. The caller reads the next finer archive's values of that
+// slot (after writing the updates before the request) and hands them to
+// Recompute, which goes on as Put would.
+
+// ErrTooOld: the point is older than the span of every archive.
+var ErrTooOld = errors.New("point older than every archive's span")
+
+// ErrBeyondMemory: the point was stored in its archive, but it is older
+// than the latest slot of a coarser archive, which awaits a recompute
+// request's answer (see Recompute). It is a warning: the point was taken.
+var ErrBeyondMemory = errors.New("point stored; a coarser archive awaits a recompute")
+
+// gArch is the memory of one coarser archive in Graphite consolidation.
+type gArch struct {
+	cur  int64     // start of the archive's latest slot; noTime before any
+	kids []float64 // values of the next finer archive's slots in cur, NaN unknown
+}
+
+// newGraphiteSchema validates a Graphite schema; see NewSchema.
+func newGraphiteSchema(step time.Duration, archives []ArchiveSpec) (*Schema, error) {
+	switch {
+	case len(archives) == 0:
+		return nil, errors.New("no archives")
+	case len(archives) > MaxArchives:
+		return nil, fmt.Errorf("%d archives exceed the limit of %d", len(archives), MaxArchives)
+	}
+	s := &Schema{
+		graphite: true,
+		step:     step.Microseconds(),
+		specs:    append([]ArchiveSpec(nil), archives...),
+		arch:     make([]archParams, len(archives)),
+	}
+	for i, a := range archives {
+		if err := a.Validate(); err != nil {
+			return nil, err
+		}
+		if a.CF == WMean {
+			return nil, fmt.Errorf("archive %v: wmean is RRD consolidation; Graphite aggregates with average, sum, min, max or last", a)
+		}
+		if a.Step%step != 0 {
+			return nil, fmt.Errorf("archive %v: step %s is not a multiple of the DS step %s",
+				a, FormatDuration(a.Step), FormatDuration(step))
+		}
+		as := a.Step.Microseconds()
+		p := archParams{step: as, size: int64(a.Size), cf: a.CF, span: a.Span.Microseconds(), xff: a.XFF}
+		if i > 0 {
+			prev := archives[i-1]
+			if a.Step <= prev.Step || a.Step%prev.Step != 0 {
+				return nil, fmt.Errorf("archive %v: in Graphite consolidation each archive's step must be a multiple of the one before (%s)",
+					a, FormatDuration(prev.Step))
+			}
+			if a.Span <= prev.Span {
+				return nil, fmt.Errorf("archive %v: in Graphite consolidation each archive must span more than the one before (%s)",
+					a, FormatDuration(prev.Span))
+			}
+			p.ratio = int64(a.Step / prev.Step)
+		}
+		s.arch[i] = p
+		s.slots += a.Size
+		if i == 0 || a.Size < s.minSize {
+			s.minSize = a.Size
+		}
+	}
+	return s, nil
+}
+
+// DSBytes is an estimate of the memory one DS of s holds while it has no
+// pending updates: the struct, its open slots and, in Graphite
+// consolidation, the finer values kept for each coarser archive.
+func (s *Schema) DSBytes() int64 {
+	n := int64(dsStructBytes + 24 + 16*len(s.arch))
+	if s.graphite {
+		n = dsStructBytes + 24 + 32*int64(len(s.arch))
+		for _, a := range s.arch[1:] {
+			n += 8 * a.ratio
+		}
+	}
+	return n
+}
+
+// dsStructBytes is the size of the DS struct itself.
+const dsStructBytes = 112
+
+// Put adds the point (t, v), t in micros, with the caller's clock reading
+// now (micros). In RRD consolidation it is AddPoint and now is not used.
+// In Graphite consolidation it stores v in the slot of t of the finest
+// archive whose span reaches back to t, and recomputes the coarser
+// archives as whisper does (see graphite.go); any time within the spans
+// is accepted, in any order, and the last value written to a slot wins.
+// It rejects, with a *PointError and no change, a time out of range
+// (ErrTime), an infinite value (ErrValue) or a point older than every
+// archive's span (ErrTooOld). ErrBeyondMemory is a warning: the point was
+// stored. Refusing points too far in the future is the caller's choice.
+func (d *DS) Put(t int64, v float64, now int64) error {
+	s := d.schema
+	if !s.graphite {
+		return d.AddPoint(t, v)
+	}
+	switch {
+	case t < MinTime || t >= MaxTime:
+		return &PointError{Time: t, Value: v, LastUpdate: d.upTo, Err: ErrTime}
+	case math.IsInf(v, 0):
+		return &PointError{Time: t, Value: v, LastUpdate: d.upTo, Err: ErrValue}
+	}
+	// Whisper compares whole seconds.
+	age := floorDiv(now, 1e6)*1e6 - floorDiv(t, 1e6)*1e6
+	j := -1
+	for i := range s.arch {
+		if s.arch[i].span >= age {
+			j = i
+			break
+		}
+	}
+	if j < 0 {
+		return &PointError{Time: t, Value: v, LastUpdate: d.upTo, Err: ErrTooOld}
+	}
+	st := floorDiv(t, s.arch[j].step) * s.arch[j].step
+	d.emitG(j, st, v, 1)
+	if d.upTo == noTime || t > d.upTo {
+		d.upTo = t
+	}
+	d.last = t
+	if k := d.propagate(j+1, st, v); k >= 0 {
+		return &PointError{Time: t, Value: v, LastUpdate: d.g[k].cur, Err: ErrBeyondMemory}
+	}
+	return nil
+}
+
+// propagate gives archive k the new value val of the slot starting at st
+// of archive k-1, and so on to the coarser archives while they change.
+// It returns the archive whose slot is older than the one it keeps in
+// memory, for which it made a recompute request, or -1.
+func (d *DS) propagate(k int, st int64, val float64) int {
+	s := d.schema
+	for ; k < len(s.arch); k++ {
+		lo := &s.arch[k]
+		g := &d.g[k]
+		p := floorDiv(st, lo.step) * lo.step
+		switch {
+		case g.cur == noTime || p > g.cur:
+			if g.kids == nil {
+				g.kids = make([]float64, lo.ratio)
+			}
+			for i := range g.kids {
+				g.kids[i] = math.NaN()
+			}
+			g.cur = p
+		case p < g.cur:
+			d.emitG(k, p, 0, 0)
+			return k
+		}
+		g.kids[(st-p)/s.arch[k-1].step] = val
+		agg, ok := aggregate(lo.cf, g.kids, lo.xff)
+		if !ok {
+			return -1
+		}
+		d.emitG(k, p, agg, 1)
+		val, st = agg, p
+	}
+	return -1
+}
+
+// Recompute answers a recompute request (an Update u with Count 0 that
+// ClosedSlots returned) with the values, in time order, NaN where unknown,
+// of the next finer archive's slots within u's slot, as the caller's
+// storage holds them after writing the updates returned before u. It
+// sets u's slot as whisper would and goes on to the coarser archives, as
+// Put does (possibly making a further request). It does nothing when u
+// is not a request of this DS's schema or kids is not that many values.
+func (d *DS) Recompute(u Update, kids []float64) {
+	s := d.schema
+	if !s.graphite || u.Count != 0 || u.Archive < 1 || u.Archive >= len(s.arch) {
+		return
+	}
+	a := &s.arch[u.Archive]
+	if int64(len(kids)) != a.ratio || floorMod(u.Time, a.step) != 0 {
+		return
+	}
+	if g := &d.g[u.Archive]; g.cur == u.Time {
+		// Meanwhile the slot became the one kept in memory: it has the
+		// newest values.
+		return
+	}
+	agg, ok := aggregate(a.cf, kids, a.xff)
+	if !ok {
+		return
+	}
+	d.emitG(u.Archive, u.Time, agg, 1)
+	d.propagate(u.Archive+1, u.Time, agg)
+}
+
+// RecomputeSpan returns, for a recompute request u, the finer archive
+// whose slots it needs, the first slot's start (micros) and their number.
+func (s *Schema) RecomputeSpan(u Update) (archive int, start int64, n int) {
+	return u.Archive - 1, u.Time, int(s.arch[u.Archive].ratio)
+}
+
+// aggregate is whisper's aggregate of the known values among vals (in
+// time order), when they are at least xff of them; ok is false when none
+// is known or too few are.
+func aggregate(cf CF, vals []float64, xff float64) (v float64, ok bool) {
+	n := 0
+	for _, x := range vals {
+		if x == x {
+			n++
+		}
+	}
+	if n == 0 || float64(n)/float64(len(vals)) < xff {
+		return 0, false
+	}
+	first := true
+	for _, x := range vals {
+		if x != x {
+			continue
+		}
+		switch {
+		case first:
+			v, first = x, false
+		case cf == Min:
+			v = min(v, x)
+		case cf == Max:
+			v = max(v, x)
+		case cf == Last:
+			v = x
+		default: // Average, Sum
+			v += x
+		}
+	}
+	if cf == Average {
+		v /= float64(n)
+	}
+	return v, true
+}
+
+// emitG sets the pending value of slot t (its start) of archive i
+// (count 1), or requests its recompute (count 0), replacing the same
+// among the latest pending updates.
+func (d *DS) emitG(i int, t int64, v float64, count int) {
+	for j := len(d.pending) - 1; j >= 0 && j >= len(d.pending)-4*len(d.g); j-- {
+		if u := &d.pending[j]; u.Archive == i && u.Time == t && u.Count == count {
+			if count == 0 {
+				// A request must follow the writes it depends on.
+				copy(d.pending[j:], d.pending[j+1:])
+				d.pending = d.pending[:len(d.pending)-1]
+				break
+			}
+			u.Value = v
+			return
+		}
+	}
+	a := &d.schema.arch[i]
+	d.pending = append(d.pending, Update{Archive: i, Slot: int(floorMod(floorDiv(t, a.step), a.size)), Time: t, Count: count, Value: v})
+}
+
+// dedupG keeps, of pending updates naming the same slot and time (and of
+// requests for the same slot), the latest only, in order.
+func (d *DS) dedupG() {
+	if len(d.pending) < 2 {
+		return
+	}
+	if len(d.pending) <= 16 {
+		d.dedupSmall()
+		return
+	}
+	type key struct {
+		a, c int
+		t    int64
+	}
+	last := make(map[key]int, len(d.pending))
+	for j, u := range d.pending {
+		last[key{u.Archive, u.Count, u.Time}] = j
+	}
+	if len(last) == len(d.pending) {
+		return
+	}
+	out := d.pending[:0]
+	for j, u := range d.pending {
+		if last[key{u.Archive, u.Count, u.Time}] == j {
+			out = append(out, u)
+		}
+	}
+	clear(d.pending[len(out):])
+	d.pending = out
+}
+
+// dedupSmall is dedupG without a map, for a few updates.
+func (d *DS) dedupSmall() {
+	out := d.pending[:0]
+	for j, u := range d.pending {
+		later := false
+		for _, w := range d.pending[j+1:] {
+			if w.Archive == u.Archive && w.Time == u.Time && w.Count == u.Count {
+				later = true
+				break
+			}
+		}
+		if !later {
+			out = append(out, u)
+		}
+	}
+	clear(d.pending[len(out):])
+	d.pending = out
+}
+
+// The binary state of a DS in Graphite consolidation, version 2,
+// little-endian:
+//
+//	u8 version = 2, u8 flags (1: has received a point)
+//	i64 DS step (µs), u8 archive count n,
+//	n × { u8 CF, i64 step (µs), u32 size }           the schema it needs
+//	i64 last point, i64 newest point                 (0 before any point)
+//	n × { i64 latest slot, u32 k,                    (k = 0: no slot)
+//	      ceil(k/8) bytes: bit i set when finer value i is known,
+//	      one f64 per known value }
+//	u32 pending count m,
+//	m × { u8 archive, i64 time, u8 count (0: recompute request), f64 value }
+const stateVersionGraphite = 2
+
+// appendGraphite appends the state of a DS in Graphite consolidation.
+func (d *DS) appendGraphite(dst []byte) []byte {
+	d.dedupG()
+	s := d.schema
+	le := binary.LittleEndian
+	flags := byte(0)
+	last, upTo := d.last, d.upTo
+	if last != noTime {
+		flags = flagStarted
+	} else {
+		last, upTo = 0, 0
+	}
+	dst = append(dst, stateVersionGraphite, flags)
+	dst = le.AppendUint64(dst, uint64(s.step))
+	dst = append(dst, byte(len(s.arch)))
+	for _, a := range s.arch {
+		dst = append(dst, byte(a.cf))
+		dst = le.AppendUint64(dst, uint64(a.step))
+		dst = le.AppendUint32(dst, uint32(a.size))
+	}
+	dst = le.AppendUint64(dst, uint64(last))
+	dst = le.AppendUint64(dst, uint64(upTo))
+	for _, g := range d.g {
+		if g.cur == noTime {
+			dst = le.AppendUint64(dst, 0)
+			dst = le.AppendUint32(dst, 0)
+			continue
+		}
+		dst = le.AppendUint64(dst, uint64(g.cur))
+		dst = le.AppendUint32(dst, uint32(len(g.kids)))
+		at := len(dst)
+		dst = append(dst, make([]byte, (len(g.kids)+7)/8)...)
+		for i, k := range g.kids {
+			if k == k {
+				dst[at+i/8] |= 1 << (i % 8)
+				dst = le.AppendUint64(dst, math.Float64bits(k))
+			}
+		}
+	}
+	dst = le.AppendUint32(dst, uint32(len(d.pending)))
+	for _, u := range d.pending {
+		dst = append(dst, byte(u.Archive))
+		dst = le.AppendUint64(dst, uint64(u.Time))
+		dst = append(dst, byte(u.Count))
+		dst = le.AppendUint64(dst, math.Float64bits(u.Value))
+	}
+	return dst
+}
+
+// decodeGraphite decodes and checks the version 2 state b of a DS of the
+// Graphite schema s.
+func decodeGraphite(s *Schema, b []byte) (DS, error) {
+	r := stateReader{b: b}
+	r.u8()
+	flags := r.u8()
+	step := r.i64()
+	n := int(r.u8())
+	if r.short {
+		return DS{}, corrupt("%d bytes are too short", len(b))
+	}
+	if flags&^flagStarted != 0 {
+		return DS{}, corrupt("unknown flags %#x", flags)
+	}
+	if step != s.step || n != len(s.arch) {
+		return DS{}, fmt.Errorf("%w: saved with a DS step of %dµs and %d archives, want %dµs and %d",
+			ErrSchemaMismatch, step, n, s.step, len(s.arch))
+	}
+	for i := range n {
+		cf, astep, size := CF(r.u8()), r.i64(), int64(r.u32())
+		if a := s.arch[i]; !r.short && (cf != a.cf || astep != a.step || size != a.size) {
+			return DS{}, fmt.Errorf("%w: archive %d saved as %v, %dµs × %d, want %v, %dµs × %d",
+				ErrSchemaMismatch, i, cf, astep, size, a.cf, a.step, a.size)
+		}
+	}
+	d := *NewDS(s)
+	d.last, d.upTo = r.i64(), r.i64()
+	started := flags&flagStarted != 0
+	if !started {
+		if d.last != 0 || d.upTo != 0 {
+			return DS{}, corrupt("state of a DS without points is not empty")
+		}
+		d.last, d.upTo = noTime, noTime
+	} else if d.last < MinTime || d.last >= MaxTime || d.upTo < d.last || d.upTo >= MaxTime {
+		return DS{}, corrupt("times %d and %d are out of range or order", d.last, d.upTo)
+	}
+	for i := range d.g {
+		cur, k := r.i64(), int64(r.u32())
+		if r.short {
+			return DS{}, corrupt("%d bytes are too short", len(b))
+		}
+		if k == 0 {
+			continue
+		}
+		a := s.arch[i]
+		if i == 0 || k != a.ratio || !started || floorMod(cur, a.step) != 0 || cur < MinTime || cur >= MaxTime {
+			return DS{}, corrupt("archive %d's latest slot is not consistent", i)
+		}
+		g := &d.g[i]
+		g.cur, g.kids = cur, make([]float64, k)
+		known := r.take(int((k + 7) / 8))
+		if r.short {
+			return DS{}, corrupt("%d bytes are too short", len(b))
+		}
+		for j := range g.kids {
+			g.kids[j] = math.NaN()
+			if known[j/8]&(1<<(j%8)) == 0 {
+				continue
+			}
+			if g.kids[j] = r.f64(); math.IsInf(g.kids[j], 0) || math.IsNaN(g.kids[j]) {
+				return DS{}, corrupt("archive %d's finer values are not consistent", i)
+			}
+		}
+		if k%8 != 0 && known[len(known)-1]>>(k%8) != 0 {
+			return DS{}, corrupt("archive %d's finer values are not consistent", i)
+		}
+	}
+	m := int64(r.u32())
+	if r.short {
+		return DS{}, corrupt("%d bytes are too short", len(b))
+	}
+	if m*graphitePendingSize != int64(len(r.b)) {
+		return DS{}, corrupt("%d pending updates in %d bytes", m, len(r.b))
+	}
+	if m > 2*int64(s.slots) || (m > 0 && !started) {
+		return DS{}, corrupt("%d pending updates are not consistent", m)
+	}
+	if m > 0 {
+		d.pending = make([]Update, m)
+	}
+	for j := range d.pending {
+		u := Update{Archive: int(r.u8()), Time: r.i64(), Count: int(r.u8()), Value: r.f64()}
+		if u.Archive >= n || math.IsInf(u.Value, 0) || u.Time < MinTime || u.Time >= MaxTime || u.Count > 1 ||
+			(u.Count == 0 && (u.Archive == 0 || u.Value != 0)) ||
+			floorMod(u.Time, s.arch[u.Archive].step) != 0 {
+			return DS{}, corrupt("pending update %d is not consistent", j)
+		}
+		a := s.arch[u.Archive]
+		u.Slot = int(floorMod(floorDiv(u.Time, a.step), a.size))
+		d.pending[j] = u
+	}
+	return d, nil
+}
+
+// graphitePendingSize is the encoded size of a pending update in version 2.
+const graphitePendingSize = 1 + 8 + 1 + 8
