@@ -10,7 +10,7 @@ func sortStrings(s []string) { sort.Strings(s) }
 
 // info is a function's description as /functions publishes it, the shape
 // Grafana's query editor parses.
-func (fd *funcDef) info() obj {
+func (fd *funcDef) info(name string) obj {
 	params := []any{}
 	for _, p := range fd.params {
 		o := obj{{"name", p.Name}, {"type", p.Type}}
@@ -32,8 +32,8 @@ func (fd *funcDef) info() obj {
 		params = append(params, o)
 	}
 	return obj{
-		{"name", fd.name},
-		{"function", fd.name + "(" + fd.signature + ")"},
+		{"name", name},
+		{"function", name + "(" + fd.signature + ")"},
 		{"description", fd.description},
 		{"module", "graphite.render.functions"},
 		{"group", fd.group},
@@ -60,7 +60,7 @@ func (h *Handler) serveFunctions(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, "Function not found: "+name, http.StatusNotFound)
 			return
 		}
-		writeJSON(w, r, fd.info())
+		writeJSON(w, r, fd.info(name))
 		return
 	}
 	grouped := strings.ToLower(r.Form.Get("grouped"))
@@ -69,8 +69,8 @@ func (h *Handler) serveFunctions(w http.ResponseWriter, r *http.Request) {
 	flat := map[string]any{}
 	groups := map[string]any{}
 	if !pie {
-		for i := range functionTable {
-			fd := &functionTable[i]
+		for _, name := range functionNames {
+			fd := functionIndex[name]
 			if hasGroup && fd.group != group {
 				continue
 			}
@@ -80,9 +80,9 @@ func (h *Handler) serveFunctions(w http.ResponseWriter, r *http.Request) {
 					g = map[string]any{}
 					groups[fd.group] = g
 				}
-				g[fd.name] = fd.info()
+				g[name] = fd.info(name)
 			} else {
-				flat[fd.name] = fd.info()
+				flat[name] = fd.info(name)
 			}
 		}
 	}

@@ -193,7 +193,7 @@ func (h *Handler) serveRender(w http.ResponseWriter, r *http.Request) {
 		badRequest(w, "Invalid empty time range")
 		return
 	}
-	req := &request{ctx: r.Context(), src: h.src, opts: &h.opts, maxDataPoints: maxDataPoints}
+	req := &request{ctx: r.Context(), src: h.src, opts: &h.opts, maxDataPoints: maxDataPoints, loc: loc, now: h.opts.Now()}
 	ev := &evaluator{req: req, from: from.Unix(), until: until.Unix()}
 	var data []*series
 	for _, e := range exprs {
