@@ -21,7 +21,7 @@ type Handler struct {
 // Paths returns the URL paths the Handler answers, each also with a
 // trailing slash; [Handler.Register] mounts them on a mux.
 func Paths() []string {
-	return []string{"/render", "/metrics/find", "/metrics/expand", "/metrics/index.json", "/functions", "/version"}
+	return []string{"/render", "/metrics/find", "/metrics/expand", "/metrics/index.json", "/functions", "/version", "/tags"}
 }
 
 // New returns a Handler reading src. Zero fields of opts take their
@@ -44,6 +44,7 @@ func New(src Source, opts Options) (*Handler, error) {
 	route("/metrics/expand", h.serveExpand)
 	route("/metrics/index.json", h.serveIndex)
 	route("/version", h.serveVersion)
+	route("/tags", h.serveTags)
 	h.mux.HandleFunc("/functions", h.serveFunctions)
 	h.mux.HandleFunc("/functions/", h.serveFunctions)
 	return h, nil

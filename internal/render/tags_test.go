@@ -1,0 +1,69 @@
+package render
+
+import (
+	"net/http"
+	"net/url"
+	"testing"
+)
+
+// TestTagsEndpoints pins graphite-web 1.1's /tags responses (tags/views.py
+// over tags/localdatabase.py and tags/base.py) for the tagged series of
+// valuesSource: cpu;dc=eu;host=web1, cpu;dc=us;host=web2, disk;dc=eu.
+func TestTagsEndpoints(t *testing.T) {
+	h := testHandler(t, valuesSource())
+	for _, c := range []struct {
+		path   string
+		q      url.Values
+		status int
+		want   string
+	}{
+		// list_tags: every tag, "name" included, ordered by tag
+		{"/tags", nil, 200, `[{"id": 1, "tag": "dc"}, {"id": 2, "tag": "host"}, {"id": 3, "tag": "name"}]`},
+		{"/tags", url.Values{"filter": {"h"}}, 200, `[{"id": 2, "tag": "host"}]`},
+		{"/tags", url.Values{"limit": {"1"}}, 200, `[{"id": 1, "tag": "dc"}]`},
+		// get_tag: values ordered, with the number of series holding each
+		{"/tags/dc", nil, 200, `{"id": 1, "tag": "dc", "values": [{"id": 1, "value": "eu", "count": 2}, {"id": 2, "value": "us", "count": 1}]}`},
+		{"/tags/nope", nil, 200, `null`},
+		{"/tags/findSeries", url.Values{"expr": {"dc=eu"}}, 200, `["cpu;dc=eu;host=web1", "disk;dc=eu"]`},
+		{"/tags/findSeries", url.Values{"expr[]": {"name=cpu", "host!=web1"}}, 200, `["cpu;dc=us;host=web2"]`},
+		{"/tags/findSeries", url.Values{"expr": {"host=~web", "name!=~c"}}, 200, `[]`},
+		// "tag!=" needs the tag to be present
+		{"/tags/findSeries", url.Values{"expr": {"host!="}}, 200, `["cpu;dc=eu;host=web1", "cpu;dc=us;host=web2"]`},
+		{"/tags/findSeries", nil, 400, `{"error": "no tag expressions specified"}`},
+		{"/tags/findSeries", url.Values{"expr": {"host!=web1"}}, 400, `{"error": "At least one tagspec must not match the empty string"}`},
+		// auto_complete_tags leaves out the tags already searched
+		{"/tags/autoComplete/tags", url.Values{"expr": {"name=cpu"}}, 200, `["dc", "host"]`},
+		{"/tags/autoComplete/tags", url.Values{"tagPrefix": {"n"}}, 200, `["name"]`},
+		{"/tags/autoComplete/tags", url.Values{"expr": {"dc=eu"}, "limit": {"1"}}, 200, `["host"]`},
+		// auto_complete_values adds "tag!=" to the expressions
+		{"/tags/autoComplete/values", url.Values{"expr": {"dc=eu"}, "tag": {"host"}}, 200, `["web1"]`},
+		{"/tags/autoComplete/values", url.Values{"tag": {"name"}}, 200, `["cpu", "disk"]`},
+		{"/tags/autoComplete/values", url.Values{"tag": {"dc"}, "valuePrefix": {"u"}}, 200, `["us"]`},
+		{"/tags/autoComplete/values", nil, 400, `{"error": "no tag specified"}`},
+	} {
+		code, body := get(t, h, c.path, c.q)
+		if code != c.status || body != c.want {
+			t.Errorf("%s?%s: %d %s, want %d %s", c.path, c.q.Encode(), code, body, c.status, c.want)
+		}
+	}
+}
+
+// TestTaggedSeriesOutsideTree: tagged series are not in /metrics/find
+// (graphite-web files them under its own _tagged hierarchy) and render
+// with the tags object split.
+func TestTaggedSeriesOutsideTree(t *testing.T) {
+	h := testHandler(t, valuesSource())
+	code, body := get(t, h, "/metrics/find", url.Values{"query": {"*"}})
+	if code != http.StatusOK || body != `[{"text": "a", "id": "a", "allowChildren": 1, "expandable": 1, "leaf": 0, "context": {}}, {"text": "b", "id": "b", "allowChildren": 1, "expandable": 1, "leaf": 0, "context": {}}]` {
+		t.Errorf("find: %d %s", code, body)
+	}
+	code, body = get(t, h, "/render", url.Values{"target": {"seriesByTag('name=disk')"}, "from": {"-10min"}, "until": {"now"}, "noNullPoints": {"1"}})
+	want := `[{"target": "disk;dc=eu", "tags": {"dc": "eu", "name": "disk"}, "datapoints": [[7.0, 1699999980], [7.0, 1700000040], [7.0, 1700000100], [7.0, 1700000160], [7.0, 1700000220]]}]`
+	if code != http.StatusOK || body != want {
+		t.Errorf("render: %d %s\nwant %s", code, body, want)
+	}
+	// a glob never selects a tagged series
+	if code, body := get(t, h, "/render", url.Values{"target": {"disk*"}, "from": {"-10min"}}); code != http.StatusOK || body != "[]" {
+		t.Errorf("glob: %d %s", code, body)
+	}
+}
