@@ -1,10 +1,32 @@
 package render
 
 import (
+	"context"
 	"net/http"
 	"net/url"
+	"strings"
 	"testing"
 )
+
+// treeSource lists tagged series as leaves of the tree, the way
+// tsstore.Store.Find does, so the render API's own filtering is tested.
+type treeSource struct{ *MemSource }
+
+func (s treeSource) Find(ctx context.Context, pattern string) ([]Node, error) {
+	nodes, err := s.MemSource.Find(ctx, pattern)
+	if err != nil {
+		return nil, err
+	}
+	g, _ := CompileGlob(pattern)
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	for name := range s.metrics {
+		if base, _, ok := strings.Cut(name, ";"); ok && g.Match(base) {
+			nodes = append(nodes, Node{Path: name, Leaf: true})
+		}
+	}
+	return nodes, nil
+}
 
 // TestTagsEndpoints pins graphite-web 1.1's /tags responses (tags/views.py
 // over tags/localdatabase.py and tags/base.py) for the tagged series of
@@ -56,6 +78,17 @@ func TestTaggedSeriesOutsideTree(t *testing.T) {
 	code, body := get(t, h, "/metrics/find", url.Values{"query": {"*"}})
 	if code != http.StatusOK || body != `[{"text": "a", "id": "a", "allowChildren": 1, "expandable": 1, "leaf": 0, "context": {}}, {"text": "b", "id": "b", "allowChildren": 1, "expandable": 1, "leaf": 0, "context": {}}]` {
 		t.Errorf("find: %d %s", code, body)
+	}
+	// a source that lists tagged leaves in its tree (as the store does)
+	// still shows none of them
+	src := valuesSource()
+	src.metrics["a.tagged;k=v"] = memMetric{step: 60, points: map[int64]float64{}}
+	th := testHandler(t, treeSource{src})
+	if code, body := get(t, th, "/metrics/find", url.Values{"query": {"a.*"}}); code != http.StatusOK || strings.Contains(body, "tagged") {
+		t.Errorf("find a.*: %d %s", code, body)
+	}
+	if code, body := get(t, th, "/metrics/index.json", nil); code != http.StatusOK || strings.Contains(body, ";") {
+		t.Errorf("index: %d %s", code, body)
 	}
 	code, body = get(t, h, "/render", url.Values{"target": {"seriesByTag('name=disk')"}, "from": {"-10min"}, "until": {"now"}, "noNullPoints": {"1"}})
 	want := `[{"target": "disk;dc=eu", "tags": {"dc": "eu", "name": "disk"}, "datapoints": [[7.0, 1699999980], [7.0, 1700000040], [7.0, 1700000100], [7.0, 1700000160], [7.0, 1700000220]]}]`
