@@ -271,6 +271,7 @@ func (ev *evaluator) bind(fd *funcDef, e *Expr) (*args, error) {
 		if err := p.check(fd.name, v); err != nil {
 			return nil, err
 		}
+		v = p.convert(v)
 		if p.Multiple {
 			a.multi = append(a.multi, v)
 			continue
@@ -293,6 +294,7 @@ func (ev *evaluator) bind(fd *funcDef, e *Expr) (*args, error) {
 		if err := p.check(fd.name, v); err != nil {
 			return nil, err
 		}
+		v = p.convert(v)
 		if p.Multiple {
 			a.multi = append(a.multi, v)
 		} else {

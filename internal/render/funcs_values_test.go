@@ -316,7 +316,9 @@ func TestFunctionTagsObject(t *testing.T) {
 		{"seriesByTag('name=cpu','dc=eu')", "dc=eu host=web1 name=cpu"},
 		{"a.x.cpu", "name=a.x.cpu"},
 		{"sumSeries(seriesByTag('name=cpu'))", "name=cpu aggregatedBy=sum"},
-		{"scale(a.x.cpu,2)", "name=a.x.cpu scale=2"},
+		// a float parameter reaches the function as a Python float (params.py
+		// validateFloat): the tag is str(2.0)
+		{"scale(a.x.cpu,2)", "name=a.x.cpu scale=2.0"},
 		{`movingMax(a.y.cpu,'2min')`, "name=a.y.cpu movingMax=2min"},
 		{`delay(a.x.cpu,2)`, "name=a.x.cpu delay=2"},
 		{`consolidateBy(a.x.cpu,"max")`, "name=a.x.cpu consolidateBy=max"},

@@ -132,6 +132,17 @@ func (p *param) check(fn string, v value) error {
 	return nil
 }
 
+// convert returns v as graphite-web's parameter validation hands it to
+// the function: a float parameter becomes a Python float, so an integer
+// literal 2 is spelled "2.0" where the function puts it into a name or a
+// tag (scale's tag, constantLine's name).
+func (p *param) convert(v value) value {
+	if p.Type == "float" && v.kind == valNumber {
+		v.isInt = false
+	}
+	return v
+}
+
 // functionIndex maps names and aliases to definitions; built once in init
 // from the function tables so that table entries may refer to the index.
 var functionIndex map[string]*funcDef
