@@ -411,8 +411,10 @@ func (ev *evaluator) groupByKey(list []*series, callback string, key func(*serie
 	for _, k := range keys {
 		var res []*series
 		var err error
-		if _, _, isAgg := lookupAgg(callback); !isAgg {
-			fd := functionIndex[callback]
+		// graphite-web tries a series function of that name first: "sum"
+		// and "avg" are sumSeries and averageSeries, "multiplySeries" keeps
+		// a lone series as it is.
+		if fd, ok := functionIndex[callback]; ok {
 			res, err = fd.impl(ev, &args{fn: fd, vals: map[string]value{"seriesList": {kind: valSeries, list: groups[k]}},
 				multi: []value{{kind: valSeries, list: groups[k]}}})
 		} else {

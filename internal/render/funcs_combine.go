@@ -148,32 +148,9 @@ func groupBy(list []*series, key func(*series) string) (keys []string, groups ma
 
 func groupByNode(ev *evaluator, a *args) ([]*series, error) {
 	node := a.vals["nodeNum"]
-	callback := a.str("callback", "average")
-	keys, groups := groupBy(a.seriesList("seriesList"), func(s *series) string {
+	return ev.groupByKey(a.seriesList("seriesList"), a.str("callback", "average"), func(s *series) string {
 		return aggKey(s, []value{node})
 	})
-	var out []*series
-	for _, k := range keys {
-		var res []*series
-		var err error
-		if _, _, isAgg := lookupAgg(callback); !isAgg {
-			fd := functionIndex[callback]
-			res, err = fd.impl(ev, &args{fn: fd, vals: map[string]value{},
-				multi: []value{{kind: valSeries, list: groups[k]}}})
-		} else {
-			res, err = ev.aggregate(groups[k], callback)
-		}
-		if err != nil {
-			return nil, err
-		}
-		if len(res) == 0 {
-			continue
-		}
-		r := *res[0]
-		r.name = k
-		out = append(out, &r)
-	}
-	return out, nil
 }
 
 // safeDivPct is Graphite's safeMul(safeDiv(a, b), 100): null when a is

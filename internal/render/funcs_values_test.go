@@ -103,6 +103,10 @@ func valueCases(ts func(int64) string) []valueCase {
 		{"nPercentile(a.y.cpu,50)", []want{w("nPercentile(a.y.cpu, 50)", 40, 40, 40, 40, 40)}},
 		// aggregateWithWildcards: key drops the positions
 		{"sumSeriesWithWildcards(a.*.cpu,1)", []want{w("a.cpu", 11, 2, 33, 44, 55)}},
+		// a callback naming a series function runs it (graphite-web checks
+		// SeriesFunctions first): multiplySeries keeps a lone series
+		{"groupByNodes(a.*.cpu,'multiplySeries',2)", []want{w("cpu", 10, N, 90, 160, 250)}},
+		{"groupByNode(b.x.cpu,1,'multiplySeries')", []want{w("x", 2, 2, 2, 2, 2)}},
 		{"groupByNodes(a.*.*,'sum',1)", []want{w("x", 1, 1, 7, 4, 5), w("y", 10, N, 30, 40, 50)}},
 		// applyByNode: one evaluation per sorted prefix
 		{"applyByNode(a.*.cpu,1,'sumSeries(%.*)')", []want{w("sumSeries(a.x.*)", 1, 1, 7, 4, 5), w("sumSeries(a.y.*)", 10, N, 30, 40, 50)}},
@@ -323,6 +327,9 @@ func TestFunctionTagsObject(t *testing.T) {
 		{`delay(a.x.cpu,2)`, "name=a.x.cpu delay=2"},
 		{`consolidateBy(a.x.cpu,"max")`, "name=a.x.cpu consolidateBy=max"},
 		{"groupByTags(seriesByTag('name=cpu'),'sum','dc')", "dc=eu name=cpu"},
+		{"groupByNode(b.x.cpu,1,'multiplySeries')", "name=b.x.cpu"},
+		{"groupByNode(a.*.cpu,2,'avg')", "name=averageSeries(a.*.cpu) aggregatedBy=average"},
+		{"groupByNode(a.*.cpu,2,'max')", "name=maxSeries(a.*.cpu) aggregatedBy=max"},
 	} {
 		got, err := evalValues(t, c.target)
 		if err != nil || len(got) == 0 {
