@@ -266,6 +266,8 @@ func percentile(vs []float64, n float64, interpolate bool) float64 {
 	}
 	sort.Float64s(p)
 	frac := n / 100 * float64(len(p)+1)
+	// past the ends Python would index out of range (a 500); clamp
+	frac = min(max(frac, 0), float64(len(p)+1))
 	rank := int(frac)
 	rankFrac := frac - float64(rank)
 	if !interpolate && rankFrac > 0 {

@@ -131,6 +131,9 @@ func pyPercent(format string, v float64) (string, error) {
 			return "", fmt.Errorf("incomplete format")
 		}
 		spec := format[i+1 : j]
+		if len(spec) > 4 {
+			return "", fmt.Errorf("format width or precision too large")
+		}
 		switch verb := format[j]; verb {
 		case '%':
 			b.WriteByte('%')
@@ -408,14 +411,12 @@ func aggregateLine(ev *evaluator, a *args) ([]*series, error) {
 
 func identity(ev *evaluator, a *args) ([]*series, error) {
 	name := a.str("name", "")
-	var vals []float64
-	for t := ev.from; t < ev.until; t += 60 {
-		vals = append(vals, float64(t))
+	out, err := ev.wave(name, 60, func(t int64) float64 { return float64(t) })
+	if err != nil {
+		return nil, err
 	}
-	s := newSeries(name, ev.from, ev.until, 60, vals)
-	s.pathExpr = `identity("` + name + `")`
-	s.xff = ev.req.xff(nil)
-	return []*series{s}, ev.req.charge(len(vals))
+	out[0].pathExpr = `identity("` + name + `")`
+	return out, nil
 }
 
 func timeFunction(ev *evaluator, a *args) ([]*series, error) {

@@ -18,6 +18,9 @@ func windowPreview(w value, list []*series) (int64, error) {
 		if err != nil {
 			return 0, err
 		}
+		if max(sec, -sec) > maxLookBack {
+			return 0, inputErrorf("windowSize %q reaches back more than ten years", w.str)
+		}
 		return max(sec, -sec), nil
 	}
 	if w.num < 0 {
@@ -27,8 +30,15 @@ func windowPreview(w value, list []*series) (int64, error) {
 	for _, s := range list {
 		maxStep = max(maxStep, s.step)
 	}
+	if w.num > float64(maxLookBack/max(maxStep, 1)) {
+		return 0, inputErrorf("windowSize %s reaches back more than ten years", w.pyStr())
+	}
 	return maxStep * int64(w.num), nil
 }
+
+// maxLookBack bounds how far back a window or bootstrap may read, in
+// seconds: ten years.
+const maxLookBack = 10 * 365 * 86400
 
 // windowName spells f(name,"5min") for an interval and f(name,5) for a count.
 func windowName(fn, name string, w value) string {
@@ -263,8 +273,8 @@ func linearRegression(ev *evaluator, a *args) ([]*series, error) {
 		}
 		*p.t = t.Unix()
 	}
-	if until <= from {
-		return nil, inputErrorf("linearRegression: empty source range")
+	if until <= from || until-from > maxLookBack {
+		return nil, inputErrorf("linearRegression: the source range must be non-empty and at most ten years")
 	}
 	source, err := ev.withRange(from, until).evalTarget(a.vals["seriesList"].expr)
 	if err != nil {
@@ -293,9 +303,13 @@ func linearRegression(ev *evaluator, a *args) ([]*series, error) {
 // holtWinters is graphite-web's holtWintersAnalysis: predictions and
 // deviations of a triple-exponential-smoothing model with alpha = gamma =
 // 0.1, beta = 0.0035 and one season per seasonality.
-func holtWinters(vals []float64, step, seasonality int64) (predictions, deviations []float64) {
+func holtWinters(vals []float64, step, seasonality int64) (predictions, deviations []float64, err error) {
 	const alpha, gamma, beta = 0.1, 0.1, 0.0035
 	seasonLen := int(seasonality / step)
+	if seasonLen < 2 && countNonNull(vals) > 0 {
+		// graphite-web reads the season being computed and fails
+		return nil, nil, inputErrorf("seasonality must span at least two steps of %ds", step)
+	}
 	var intercepts, slopes, seasonals []float64
 	interceptNull := []bool{}
 	lastSeasonal := func(i int) float64 {
@@ -351,7 +365,7 @@ func holtWinters(vals []float64, step, seasonality int64) (predictions, deviatio
 		predictions = append(predictions, prediction)
 		deviations = append(deviations, deviation)
 	}
-	return predictions, deviations
+	return predictions, deviations, nil
 }
 
 // hwPreview evaluates the first argument with bootstrapInterval of history
@@ -365,8 +379,8 @@ func (ev *evaluator) hwPreview(a *args) ([]*series, int64, int64, error) {
 	if err != nil {
 		return nil, 0, 0, err
 	}
-	if season <= 0 {
-		return nil, 0, 0, inputErrorf("seasonality must be positive")
+	if season <= 0 || boot < 0 || boot > maxLookBack {
+		return nil, 0, 0, inputErrorf("seasonality must be positive and bootstrapInterval at most ten years")
 	}
 	list, err := ev.withRange(ev.from-boot, ev.until).evalTarget(a.vals["seriesList"].expr)
 	return list, boot, season, err
@@ -384,7 +398,10 @@ func holtWintersForecast(ev *evaluator, a *args) ([]*series, error) {
 	}
 	var out []*series
 	for _, s := range list {
-		pred, _ := holtWinters(s.values, s.step, season)
+		pred, _, err := holtWinters(s.values, s.step, season)
+		if err != nil {
+			return nil, err
+		}
 		name := "holtWintersForecast(" + s.name + ")"
 		c := s.copyWith(name, tail(pred, boot/s.step))
 		c.pathExpr = name
@@ -404,7 +421,10 @@ func (ev *evaluator) hwBands(a *args) ([]*series, error) {
 	delta := a.number("delta", 3)
 	var out []*series
 	for _, s := range list {
-		pred, dev := holtWinters(s.values, s.step, season)
+		pred, dev, err := holtWinters(s.values, s.step, season)
+		if err != nil {
+			return nil, err
+		}
 		k := boot / s.step
 		f, d := tail(pred, k), tail(dev, k)
 		upper, lower := make([]float64, len(f)), make([]float64, len(f))

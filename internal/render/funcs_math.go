@@ -64,8 +64,11 @@ func safePow(x, y float64) float64 {
 // pyRound is Python 3's round(x, n): the decimal string nearest to x with
 // n digits, ties to even on the exact binary value.
 func pyRound(x float64, n int) float64 {
-	if isNull(x) || math.IsInf(x, 0) {
+	if isNull(x) || math.IsInf(x, 0) || n > 330 {
 		return x
+	}
+	if n < -330 {
+		return math.Copysign(0, x)
 	}
 	if n >= 0 {
 		r, err := strconv.ParseFloat(strconv.FormatFloat(x, 'f', n, 64), 64)

@@ -212,10 +212,11 @@ func timeStack(ev *evaluator, a *args) ([]*series, error) {
 		return nil, nil
 	}
 	first := list[0]
-	from, to := int(a.number("timeShiftStart", 0)), int(a.number("timeShiftEnd", 7))
-	if to-from > 1000 {
-		return nil, inputErrorf("timeStack: more than 1000 shifts")
+	fromF, toF := a.number("timeShiftStart", 0), a.number("timeShiftEnd", 7)
+	if toF-fromF > 1000 || math.Abs(fromF) > 1e6 || math.Abs(toF) > 1e6 {
+		return nil, inputErrorf("timeStack: more than 1000 shifts or shifts beyond a million")
 	}
+	from, to := int(fromF), int(toF)
 	sec := int64(d.Seconds())
 	var out []*series
 	for sh := from; sh < to; sh++ {

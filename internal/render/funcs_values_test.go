@@ -345,3 +345,30 @@ func TestFunctionTagsObject(t *testing.T) {
 		}
 	}
 }
+
+// FuzzEvaluate runs hostile targets through every function: an
+// evaluation may fail, but only with an error, never a panic.
+func FuzzEvaluate(f *testing.F) {
+	for _, c := range valueCases(func(int64) string { return "1700000000" }) {
+		f.Add(c.target)
+	}
+	for _, s := range []string{
+		"round(a.x.cpu,1000000000)", "percentileOfSeries(a.*.cpu,1e300,true)", "nPercentile(a.x.cpu,-5)",
+		"holtWintersForecast(a.x.cpu,'1min','1min')", "movingSum(a.x.cpu,1e18)", "aliasQuery(a.x.cpu,'a','a','%999999999d')",
+		"timeStack(a.x.cpu,'1d',-1e300,1e300)", "substr(a.x.cpu,-1e300,1e300)", "upper(a.x.cpu,1e300)",
+	} {
+		f.Add(s)
+	}
+	src := valuesSource()
+	f.Fuzz(func(t *testing.T, target string) {
+		e, err := Parse(target, 16)
+		if err != nil {
+			return
+		}
+		opts := DefaultOptions()
+		opts.MaxPoints = 100_000
+		req := &request{ctx: context.Background(), src: src, opts: &opts, loc: time.UTC, now: time.Unix(vt0+240, 0)}
+		ev := &evaluator{req: req, from: vt0 - 60, until: vt0 + 240}
+		_, _ = ev.evalTarget(e)
+	})
+}

@@ -100,3 +100,45 @@ func TestTaggedSeriesOutsideTree(t *testing.T) {
 		t.Errorf("glob: %d %s", code, body)
 	}
 }
+
+// FuzzTags feeds hostile names and expressions to the tag parsers: they
+// must not panic, a parsed name must format back to a name that parses
+// to the same tags, and a compiled filter must answer for any name.
+func FuzzTags(f *testing.F) {
+	for _, s := range []string{"cpu;dc=eu;host=web1", "a", ";", "a;=", "a;b", "~x;k=~v", "a;k=v=w", "name=~(x", "dc!=~^e", "k!="} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if tags, err := ParseTaggedName(s); err == nil {
+			m := map[string]string{}
+			name := ""
+			for _, tg := range tags {
+				if tg.k == "name" {
+					name = tg.v
+				}
+				m[tg.k] = tg.v
+			}
+			back, err := ParseTaggedName(FormatTaggedName(name, m))
+			if err != nil || len(back) != len(tags) {
+				t.Fatalf("%q: formatted back %q: %v", s, FormatTaggedName(name, m), err)
+			}
+		}
+		if term, err := ParseTagTerm(s); err == nil {
+			if flt, err := compileTagFilter([]TagTerm{term}); err == nil {
+				flt.match(s)
+				flt.match("cpu;dc=eu")
+			}
+		}
+	})
+}
+
+func BenchmarkParseTaggedName(b *testing.B) {
+	const name = "cpu.usage;dc=eu-west-1;host=web-0042;service=checkout"
+	b.SetBytes(int64(len(name)))
+	b.ReportAllocs()
+	for range b.N {
+		if _, err := ParseTaggedName(name); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
