@@ -197,6 +197,8 @@ func valueCases(ts func(int64) string) []valueCase {
 		// a term matching the empty value selects series without the tag
 		{"seriesByTag('dc=eu','host=')", []want{w("disk;dc=eu", 7, 7, 7, 7, 7)}},
 		{"aliasByTags(seriesByTag('name=cpu'),'host','dc')", []want{w("web1.eu"), w("web2.us")}},
+		// the path expression is the call as written (grammar's call.raw)
+		{`sumSeries(seriesByTag('name=cpu',  "dc=eu"))`, []want{w(`sumSeries(seriesByTag('name=cpu',  "dc=eu"))`, 1, 1, 1, 1, 1)}},
 		{"aliasByTags(seriesByTag('name=cpu'),'name',1)", []want{w("cpu."), w("cpu.")}},
 		{"groupByTags(seriesByTag('dc=~.'),'sum','dc')", []want{w("sum;dc=eu", 8, 8, 8, 8, 8), w("sum;dc=us", 3, 3, 3, 3, 3)}},
 		{"groupByTags(seriesByTag('name=cpu'),'sum','dc')", []want{w("cpu;dc=eu", 1, 1, 1, 1, 1), w("cpu;dc=us", 3, 3, 3, 3, 3)}},

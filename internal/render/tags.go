@@ -179,17 +179,18 @@ func seriesTags(name string) tagSet {
 }
 
 // seriesByTag finds the tagged series matching the expressions and
-// fetches them; each carries the call as its path expression.
+// fetches them; each carries the call as written as its path expression.
 func seriesByTag(ev *evaluator, a *args) ([]*series, error) {
+	if a.call == nil {
+		return nil, inputErrorf("seriesByTag must be called in a target")
+	}
 	var terms []TagTerm
-	var quoted []string
 	for _, v := range a.multi {
 		t, err := ParseTagTerm(v.pyStr())
 		if err != nil {
 			return nil, inputErrorf("seriesByTag: %v", err)
 		}
 		terms = append(terms, t)
-		quoted = append(quoted, "'"+v.pyStr()+"'")
 	}
 	f, err := compileTagFilter(terms)
 	if err != nil {
@@ -209,8 +210,8 @@ func seriesByTag(ev *evaluator, a *args) ([]*series, error) {
 			names = append(names, c)
 		}
 	}
-	pathExpr := "seriesByTag(" + strings.Join(quoted, ",") + ")"
-	return ev.fetchNames(names, pathExpr)
+	// graphite-web fetches with the call's text as the path expression
+	return ev.fetchNames(names, a.call.Raw)
 }
 
 func groupByTags(ev *evaluator, a *args) ([]*series, error) {
