@@ -171,9 +171,9 @@ func (h *Handler) serveRender(w http.ResponseWriter, r *http.Request) {
 		format = v
 	}
 	switch format {
-	case "json", "csv", "raw":
+	case "json", "csv", "raw", "png", "svg":
 	default:
-		badRequest(w, fmt.Sprintf("unsupported format %q: this server renders json, csv and raw", format))
+		badRequest(w, fmt.Sprintf("unsupported format %q: this server renders json, csv, raw, png and svg", format))
 		return
 	}
 	maxDataPoints := 0
@@ -218,6 +218,16 @@ func (h *Handler) serveRender(w http.ResponseWriter, r *http.Request) {
 		body, ctype = renderCSV(data, loc), "text/csv"
 	case "raw":
 		body, ctype = renderRaw(data), "text/plain"
+	case "png", "svg":
+		img, err := renderImage(data, format, f, loc)
+		if err != nil {
+			h.fail(w, r, err)
+			return
+		}
+		body, ctype = img, "image/png"
+		if format == "svg" {
+			ctype = "image/svg+xml"
+		}
 	}
 	w.Header().Set("Content-Type", ctype)
 	w.Header().Set("Cache-Control", "no-cache")
