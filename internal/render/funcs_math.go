@@ -203,7 +203,7 @@ func minMax(ev *evaluator, a *args) ([]*series, error) {
 				vals[i] = (v - lo) / (hi - lo)
 			}
 		}
-		out = append(out, derived(s, "minMax("+s.name+")", "minMax", "1", vals))
+		out = append(out, derived(s, "minMax("+s.name+")", "", "", vals))
 	}
 	return out, nil
 }

@@ -177,7 +177,17 @@ func removePercentile(fn string, above bool) func(*evaluator, *args) ([]*series,
 		if n == 0 {
 			return nil, inputErrorf("The requested percent is required to be greater than 0")
 		}
-		return blank(a.seriesList("seriesList"),
+		// graphite-web computes the percentile with nPercentile, whose copy
+		// shares the tag dictionary: the series gains an nPercentile tag
+		var list []*series
+		for _, s := range a.seriesList("seriesList") {
+			c := *s
+			if countNonNull(s.values) > 0 {
+				c.tags = s.tags.with("nPercentile", a.vals["n"].pyStr())
+			}
+			list = append(list, &c)
+		}
+		return blank(list,
 			func(s *series) string { return fn + "(" + s.name + ", " + pyG(n) + ")" },
 			func(s *series) func(float64) bool {
 				if countNonNull(s.values) == 0 || s.end-s.start < s.step {
