@@ -402,7 +402,11 @@ func aggregateLine(ev *evaluator, a *args) ([]*series, error) {
 			out = append(out, s.copyWith(name, vals))
 			continue
 		}
-		c := constantSeries(ev, value{kind: valNumber, num: v})
+		cv := value{kind: valNumber, num: v}
+		if isNull(v) {
+			cv = value{kind: valNone, num: nan} // constantLine(None): its tag name is "None"
+		}
+		c := constantSeries(ev, cv)
 		c.name, c.pathExpr = name, name
 		out = append(out, c)
 	}

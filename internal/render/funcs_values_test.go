@@ -297,19 +297,22 @@ func checkValues(t *testing.T, target string, wants []want) {
 	}
 }
 
+// errorCases are targets graphite-web refuses too.
+var errorCases = []struct{ target, want string }{
+	// localdatabase: at least one tagspec must not match the empty string
+	{"seriesByTag('dc!=eu')", "At least one tagspec"},
+	{"seriesByTag('bogus')", "invalid tagspec"},
+	{`events("deploy")`, "not available"},
+	{"divideSeries(a.x.cpu,a.*.cpu)", "exactly 1 series"},
+	{"percentileOfSeries(a.*.cpu,0)", "greater than 0"},
+	{"aggregate(a.*.cpu,'nope')", "unsupported aggregation"},
+	{"consolidateBy(a.x.cpu,'median')", "Invalid consolidation function"},
+	{"filterSeries(a.*.cpu,'max','<>',1)", "Unsupported operator"},
+	{"groupByTags(a.*.cpu,'sum')", "missing required argument"},
+}
+
 func TestFunctionValueErrors(t *testing.T) {
-	for _, c := range []struct{ target, want string }{
-		// localdatabase: at least one tagspec must not match the empty string
-		{"seriesByTag('dc!=eu')", "At least one tagspec"},
-		{"seriesByTag('bogus')", "invalid tagspec"},
-		{`events("deploy")`, "not available"},
-		{"divideSeries(a.x.cpu,a.*.cpu)", "exactly 1 series"},
-		{"percentileOfSeries(a.*.cpu,0)", "greater than 0"},
-		{"aggregate(a.*.cpu,'nope')", "unsupported aggregation"},
-		{"consolidateBy(a.x.cpu,'median')", "Invalid consolidation function"},
-		{"filterSeries(a.*.cpu,'max','<>',1)", "Unsupported operator"},
-		{"groupByTags(a.*.cpu,'sum')", "missing required argument"},
-	} {
+	for _, c := range errorCases {
 		_, err := evalValues(t, c.target)
 		if err == nil || !strings.Contains(err.Error(), c.want) || !IsInputError(err) {
 			t.Errorf("%s: error %v, want an input error containing %q", c.target, err, c.want)
