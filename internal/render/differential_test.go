@@ -270,3 +270,51 @@ func derefAll(vs []*float64) []float64 {
 	}
 	return out
 }
+
+// TestGraphiteWebFunctionList compares /functions with graphite-web's
+// function list: names, signatures, groups, modules and parameters (types,
+// defaults, options, suggestions) must be equal; descriptions are pgts'
+// own. Runs under the same conditions as TestGraphiteWebDifferential.
+func TestGraphiteWebFunctionList(t *testing.T) {
+	py, webapp := os.Getenv("PGTS_GRAPHITE_WEB_PYTHON"), os.Getenv("PGTS_GRAPHITE_WEB_WEBAPP")
+	if py == "" || webapp == "" {
+		t.Skip("PGTS_GRAPHITE_WEB_PYTHON and PGTS_GRAPHITE_WEB_WEBAPP not set")
+	}
+	script, _ := filepath.Abs(filepath.Join("testdata", "graphiteweb", "functions.py"))
+	cmd := exec.Command(py, script)
+	cmd.Env = append(os.Environ(), "GW_WEBAPP="+webapp, "GW_LOGDIR="+t.TempDir())
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("graphite-web: %v", err)
+	}
+	// graphite-web spells an infinite default 1e9999, which encoding/json
+	// refuses; both sides compare it as a string
+	inf := func(b []byte) []byte {
+		return bytes.ReplaceAll(bytes.ReplaceAll(b, []byte("1e9999"), []byte(`"inf"`)), []byte("Infinity"), []byte(`"inf"`))
+	}
+	var ref map[string]map[string]any
+	if err := json.Unmarshal(inf(out), &ref); err != nil {
+		t.Fatal(err)
+	}
+	if len(ref) != len(functionNames) {
+		t.Errorf("graphite-web lists %d functions, pgts %d", len(ref), len(functionNames))
+	}
+	for name, want := range ref {
+		fd, ok := functionIndex[name]
+		if !ok {
+			t.Errorf("%s: missing", name)
+			continue
+		}
+		var got map[string]any
+		if err := json.Unmarshal(inf(appendPyJSON(nil, fd.info(name), true)), &got); err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range []string{"name", "function", "group", "module", "params"} {
+			g, _ := json.Marshal(got[k])
+			w, _ := json.Marshal(want[k])
+			if !bytes.Equal(g, w) {
+				t.Errorf("%s: %s is %s, graphite-web %s", name, k, g, w)
+			}
+		}
+	}
+}

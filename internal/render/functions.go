@@ -17,6 +17,9 @@ type param struct {
 	Multiple    bool
 	Options     []string
 	Suggestions []any
+	// extraOptions are non-string options /functions lists (smartSummarize's
+	// alignTo accepts None, True and False for compatibility).
+	extraOptions []any
 }
 
 // funcDef is one series function: its metadata for /functions and its

@@ -23,8 +23,8 @@ func (fd *funcDef) info(name string) obj {
 		if p.Multiple {
 			o = append(o, kv{"multiple", true})
 		}
-		if len(p.Options) > 0 {
-			o = append(o, kv{"options", p.Options})
+		if opts := p.listedOptions(); len(opts) > 0 {
+			o = append(o, kv{"options", opts})
 		}
 		if len(p.Suggestions) > 0 {
 			o = append(o, kv{"suggestions", p.Suggestions})
@@ -39,6 +39,53 @@ func (fd *funcDef) info(name string) obj {
 		{"group", fd.group},
 		{"params", params},
 	}
+}
+
+// listedOptions is graphite-web's Param.options: the parameter's own
+// options and its type's (the aggregation functions; for aggOrSeriesFunc
+// also every aggregator series function), without duplicates, sorted by
+// Python's str().
+func (p *param) listedOptions() []any {
+	set := map[string]any{}
+	add := func(v any) {
+		k := "None"
+		switch x := v.(type) {
+		case string:
+			k = x
+		case bool:
+			k = map[bool]string{true: "True", false: "False"}[x]
+		}
+		set[k] = v
+	}
+	for _, o := range p.Options {
+		add(o)
+	}
+	for _, o := range p.extraOptions {
+		add(o)
+	}
+	switch p.Type {
+	case "aggFunc", "aggOrSeriesFunc":
+		for n := range aggFuncs {
+			add(n)
+		}
+		if p.Type == "aggOrSeriesFunc" {
+			for _, n := range functionNames {
+				if functionIndex[n].aggregator {
+					add(n)
+				}
+			}
+		}
+	}
+	keys := make([]string, 0, len(set))
+	for k := range set {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	out := make([]any, len(keys))
+	for i, k := range keys {
+		out[i] = set[k]
+	}
+	return out
 }
 
 // serveFunctions answers /functions (all, or grouped=1, or one group) and
