@@ -159,6 +159,11 @@ func (ev *evaluator) eval(e *Expr) (value, error) {
 // back sorted by name, named by their path, tagged {"name": path}.
 func (ev *evaluator) fetch(pattern string) ([]*series, error) {
 	r := ev.req
+	if strings.Contains(pattern, ";") {
+		// a tagged series by its name: graphite-web looks it up exactly
+		// (no glob), as carbon filed it, keys sorted
+		return ev.fetchNames([]string{pattern}, pattern)
+	}
 	nodes, err := r.src.Find(r.ctx, pattern)
 	if err != nil {
 		return nil, fmt.Errorf("finding %q: %w", pattern, err)

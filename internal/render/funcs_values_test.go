@@ -205,6 +205,11 @@ func valueCases(ts func(int64) string) []valueCase {
 		{"groupByTags(seriesByTag('dc=~.'),'sum','dc')", []want{w("sum;dc=eu", 8, 8, 8, 8, 8), w("sum;dc=us", 3, 3, 3, 3, 3)}},
 		{"groupByTags(seriesByTag('name=cpu'),'sum','dc')", []want{w("cpu;dc=eu", 1, 1, 1, 1, 1), w("cpu;dc=us", 3, 3, 3, 3, 3)}},
 		{"cpu*", nil},
+		// a tagged series by its exact name; graphite-web does not sort
+		// the tags of a query, so another order finds nothing
+		{"cpu;dc=eu;host=web1", []want{w("cpu;dc=eu;host=web1", 1, 1, 1, 1, 1)}},
+		{"cpu;host=web1;dc=eu", nil},
+		{"scale(disk;dc=eu,2)", []want{w("scale(disk;dc=eu,2)", 14, 14, 14, 14, 14)}},
 		{"sigmoid(b.x.cpu)", []want{w("sigmoid(b.x.cpu)", 0.8807970779778823, 0.8807970779778823, 0.8807970779778823, 0.8807970779778823, 0.8807970779778823)}},
 		{"exp(b.x.cpu)", []want{w("exp(b.x.cpu)", 7.38905609893065, 7.38905609893065, 7.38905609893065, 7.38905609893065, 7.38905609893065)}},
 		{"logit(scale(a.x.cpu,0.1))", []want{w("logit(scale(a.x.cpu,0.1))", -2.197224577336219, -1.3862943611198906, -0.8472978603872034, -0.4054651081081643, 0)}},
