@@ -8,8 +8,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -315,6 +317,56 @@ func TestGraphiteWebFunctionList(t *testing.T) {
 			if !bytes.Equal(g, w) {
 				t.Errorf("%s: %s is %s, graphite-web %s", name, k, g, w)
 			}
+		}
+	}
+}
+
+var idField = regexp.MustCompile(`"id": \d+`)
+
+// TestGraphiteWebTags sends the /tags requests of TestTagsEndpoints to
+// graphite-web's views over its local database tag store holding the same
+// tagged series, and compares status and body; ids are database row ids
+// there and ordinals here, so they are left out.
+func TestGraphiteWebTags(t *testing.T) {
+	py, webapp := os.Getenv("PGTS_GRAPHITE_WEB_PYTHON"), os.Getenv("PGTS_GRAPHITE_WEB_WEBAPP")
+	if py == "" || webapp == "" {
+		t.Skip("PGTS_GRAPHITE_WEB_PYTHON and PGTS_GRAPHITE_WEB_WEBAPP not set")
+	}
+	src := valuesSource()
+	names, _ := src.FindTagged(context.Background(), nil)
+	var reqs [][2]any
+	for _, c := range tagCases {
+		q := map[string][]string(c.q)
+		if q == nil {
+			q = map[string][]string{}
+		}
+		reqs = append(reqs, [2]any{strings.TrimPrefix(c.path, "/tags"), q})
+	}
+	in, _ := json.Marshal(map[string]any{"series": names, "requests": reqs})
+	dir := t.TempDir()
+	dataPath := filepath.Join(dir, "tags.json")
+	if err := os.WriteFile(dataPath, in, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	script, _ := filepath.Abs(filepath.Join("testdata", "graphiteweb", "tags.py"))
+	cmd := exec.Command(py, script)
+	cmd.Env = append(os.Environ(), "GW_DATA="+dataPath, "GW_WEBAPP="+webapp, "GW_LOGDIR="+dir)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("graphite-web: %v\n%s", err, stderr.String())
+	}
+	var ref [][2]any
+	if err := json.Unmarshal(out, &ref); err != nil {
+		t.Fatal(err)
+	}
+	h := testHandler(t, src)
+	for i, c := range tagCases {
+		code, body := get(t, h, c.path, c.q)
+		wantCode, wantBody := int(ref[i][0].(float64)), ref[i][1].(string)
+		if code != wantCode || idField.ReplaceAllString(body, `"id": 0`) != idField.ReplaceAllString(wantBody, `"id": 0`) {
+			t.Errorf("%s?%s: %d %s, graphite-web %d %s", c.path, c.q.Encode(), code, body, wantCode, wantBody)
 		}
 	}
 }

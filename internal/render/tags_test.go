@@ -33,41 +33,43 @@ func (s treeSource) Find(ctx context.Context, pattern string) ([]Node, error) {
 // valuesSource: cpu;dc=eu;host=web1, cpu;dc=us;host=web2, disk;dc=eu.
 func TestTagsEndpoints(t *testing.T) {
 	h := testHandler(t, valuesSource())
-	for _, c := range []struct {
-		path   string
-		q      url.Values
-		status int
-		want   string
-	}{
-		// list_tags: every tag, "name" included, ordered by tag
-		{"/tags", nil, 200, `[{"id": 1, "tag": "dc"}, {"id": 2, "tag": "host"}, {"id": 3, "tag": "name"}]`},
-		{"/tags", url.Values{"filter": {"h"}}, 200, `[{"id": 2, "tag": "host"}]`},
-		{"/tags", url.Values{"limit": {"1"}}, 200, `[{"id": 1, "tag": "dc"}]`},
-		// get_tag: values ordered, with the number of series holding each
-		{"/tags/dc", nil, 200, `{"id": 1, "tag": "dc", "values": [{"id": 1, "value": "eu", "count": 2}, {"id": 2, "value": "us", "count": 1}]}`},
-		{"/tags/nope", nil, 200, `null`},
-		{"/tags/findSeries", url.Values{"expr": {"dc=eu"}}, 200, `["cpu;dc=eu;host=web1", "disk;dc=eu"]`},
-		{"/tags/findSeries", url.Values{"expr[]": {"name=cpu", "host!=web1"}}, 200, `["cpu;dc=us;host=web2"]`},
-		{"/tags/findSeries", url.Values{"expr": {"host=~web", "name!=~c"}}, 200, `[]`},
-		// "tag!=" needs the tag to be present
-		{"/tags/findSeries", url.Values{"expr": {"host!="}}, 200, `["cpu;dc=eu;host=web1", "cpu;dc=us;host=web2"]`},
-		{"/tags/findSeries", nil, 400, `{"error": "no tag expressions specified"}`},
-		{"/tags/findSeries", url.Values{"expr": {"host!=web1"}}, 400, `{"error": "At least one tagspec must not match the empty string"}`},
-		// auto_complete_tags leaves out the tags already searched
-		{"/tags/autoComplete/tags", url.Values{"expr": {"name=cpu"}}, 200, `["dc", "host"]`},
-		{"/tags/autoComplete/tags", url.Values{"tagPrefix": {"n"}}, 200, `["name"]`},
-		{"/tags/autoComplete/tags", url.Values{"expr": {"dc=eu"}, "limit": {"1"}}, 200, `["host"]`},
-		// auto_complete_values adds "tag!=" to the expressions
-		{"/tags/autoComplete/values", url.Values{"expr": {"dc=eu"}, "tag": {"host"}}, 200, `["web1"]`},
-		{"/tags/autoComplete/values", url.Values{"tag": {"name"}}, 200, `["cpu", "disk"]`},
-		{"/tags/autoComplete/values", url.Values{"tag": {"dc"}, "valuePrefix": {"u"}}, 200, `["us"]`},
-		{"/tags/autoComplete/values", nil, 400, `{"error": "no tag specified"}`},
-	} {
+	for _, c := range tagCases {
 		code, body := get(t, h, c.path, c.q)
 		if code != c.status || body != c.want {
 			t.Errorf("%s?%s: %d %s, want %d %s", c.path, c.q.Encode(), code, body, c.status, c.want)
 		}
 	}
+}
+
+var tagCases = []struct {
+	path   string
+	q      url.Values
+	status int
+	want   string
+}{
+	// list_tags: every tag, "name" included, ordered by tag
+	{"/tags", nil, 200, `[{"id": 1, "tag": "dc"}, {"id": 2, "tag": "host"}, {"id": 3, "tag": "name"}]`},
+	{"/tags", url.Values{"filter": {"h"}}, 200, `[{"id": 2, "tag": "host"}]`},
+	{"/tags", url.Values{"limit": {"1"}}, 200, `[{"id": 1, "tag": "dc"}]`},
+	// get_tag: values ordered, with the number of series holding each
+	{"/tags/dc", nil, 200, `{"id": 1, "tag": "dc", "values": [{"id": 1, "value": "eu", "count": 2}, {"id": 2, "value": "us", "count": 1}]}`},
+	{"/tags/nope", nil, 200, `null`},
+	{"/tags/findSeries", url.Values{"expr": {"dc=eu"}}, 200, `["cpu;dc=eu;host=web1", "disk;dc=eu"]`},
+	{"/tags/findSeries", url.Values{"expr[]": {"name=cpu", "host!=web1"}}, 200, `["cpu;dc=us;host=web2"]`},
+	{"/tags/findSeries", url.Values{"expr": {"host=~web", "name!=~c"}}, 200, `[]`},
+	// "tag!=" needs the tag to be present
+	{"/tags/findSeries", url.Values{"expr": {"host!="}}, 200, `["cpu;dc=eu;host=web1", "cpu;dc=us;host=web2"]`},
+	{"/tags/findSeries", nil, 400, `{"error": "no tag expressions specified"}`},
+	{"/tags/findSeries", url.Values{"expr": {"host!=web1"}}, 400, `{"error": "At least one tagspec must not match the empty string"}`},
+	// auto_complete_tags leaves out the tags already searched
+	{"/tags/autoComplete/tags", url.Values{"expr": {"name=cpu"}}, 200, `["dc", "host"]`},
+	{"/tags/autoComplete/tags", url.Values{"tagPrefix": {"n"}}, 200, `["name"]`},
+	{"/tags/autoComplete/tags", url.Values{"expr": {"dc=eu"}, "limit": {"1"}}, 200, `["host"]`},
+	// auto_complete_values adds "tag!=" to the expressions
+	{"/tags/autoComplete/values", url.Values{"expr": {"dc=eu"}, "tag": {"host"}}, 200, `["web1"]`},
+	{"/tags/autoComplete/values", url.Values{"tag": {"name"}}, 200, `["cpu", "disk"]`},
+	{"/tags/autoComplete/values", url.Values{"tag": {"dc"}, "valuePrefix": {"u"}}, 200, `["us"]`},
+	{"/tags/autoComplete/values", nil, 400, `{"error": "no tag specified"}`},
 }
 
 // TestTaggedSeriesOutsideTree: tagged series are not in /metrics/find
