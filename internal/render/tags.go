@@ -95,19 +95,35 @@ func (f *tagFilter) matchValue(i int, v string) bool {
 }
 
 // match reports whether a tagged name satisfies every term; a missing
-// tag has the empty value.
+// tag has the empty value. Values are read from the name without
+// allocating; only a name that passes every term is fully validated.
 func (f *tagFilter) match(name string) bool {
-	tags, err := ParseTaggedName(name)
-	if err != nil {
-		return false
-	}
 	for i, t := range f.terms {
-		v, _ := tags.get(t.Tag)
-		if !f.matchValue(i, v) {
+		if !f.matchValue(i, tagValue(name, t.Tag)) {
 			return false
 		}
 	}
-	return true
+	_, err := ParseTaggedName(name)
+	return err == nil
+}
+
+// tagValue returns the value of tag in a tagged name ("" if absent); the
+// name tag is the part before the first ';' without leading '~'. A tag
+// given twice has its last value, as graphite-web's parser keeps it.
+func tagValue(name, tag string) string {
+	metric, rest, _ := strings.Cut(name, ";")
+	if tag == "name" {
+		return strings.TrimLeft(metric, "~")
+	}
+	v := ""
+	for rest != "" {
+		var seg string
+		seg, rest, _ = strings.Cut(rest, ";")
+		if len(seg) > len(tag) && seg[len(tag)] == '=' && seg[:len(tag)] == tag {
+			v = seg[len(tag)+1:]
+		}
+	}
+	return v
 }
 
 // ParseTaggedName splits "name;k=v;..." into tags as graphite-web's
