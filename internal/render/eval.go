@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"strings"
+	"time"
 )
 
 // InputError is a problem with the request itself: bad syntax, an unknown
@@ -36,8 +38,27 @@ type request struct {
 	src           Source
 	opts          *Options
 	maxDataPoints int
-	points        int // values fetched or computed so far
-	series        int // series fetched so far
+	loc           *time.Location // the request's time zone, for dates in arguments
+	now           time.Time      // the request's clock
+	points        int            // values fetched or computed so far
+	series        int            // series fetched so far
+	// xFilesFactor is what setXFilesFactor set for the rest of the
+	// request (graphite-web keeps it in the request context); nil: 0.
+	xFilesFactor *float64
+	// stacks are stacked()'s running totals by stack name, shared by the
+	// request's targets as graphite-web shares them.
+	stacks map[string][]float64
+}
+
+// xff returns arg if given, else the request's xFilesFactor, else 0.
+func (r *request) xff(arg *float64) float64 {
+	switch {
+	case arg != nil:
+		return *arg
+	case r.xFilesFactor != nil:
+		return *r.xFilesFactor
+	}
+	return 0
 }
 
 // charge spends n points of the request's budget.
@@ -138,6 +159,11 @@ func (ev *evaluator) eval(e *Expr) (value, error) {
 // back sorted by name, named by their path, tagged {"name": path}.
 func (ev *evaluator) fetch(pattern string) ([]*series, error) {
 	r := ev.req
+	if strings.Contains(pattern, ";") {
+		// a tagged series by its name: graphite-web looks it up exactly
+		// (no glob), as carbon filed it, keys sorted
+		return ev.fetchNames([]string{pattern}, pattern)
+	}
 	nodes, err := r.src.Find(r.ctx, pattern)
 	if err != nil {
 		return nil, fmt.Errorf("finding %q: %w", pattern, err)
@@ -145,11 +171,21 @@ func (ev *evaluator) fetch(pattern string) ([]*series, error) {
 	seen := map[string]bool{}
 	var names []string
 	for _, n := range nodes {
-		if n.Leaf && !seen[n.Path] {
+		// tagged series live outside the tree, as in graphite-web: a glob
+		// never selects them, seriesByTag does
+		if n.Leaf && !seen[n.Path] && !strings.Contains(n.Path, ";") {
 			seen[n.Path] = true
 			names = append(names, n.Path)
 		}
 	}
+	return ev.fetchNames(names, pattern)
+}
+
+// fetchNames reads the named series; each gets pathExpr as its path
+// expression and the tags its name carries. Series come back sorted by
+// name.
+func (ev *evaluator) fetchNames(names []string, pattern string) ([]*series, error) {
+	r := ev.req
 	if len(names) == 0 {
 		return nil, nil
 	}
@@ -179,7 +215,7 @@ func (ev *evaluator) fetch(pattern string) ([]*series, error) {
 		out = append(out, &series{
 			name:     d.Name,
 			pathExpr: pattern,
-			tags:     tagSet{{"name", d.Name}},
+			tags:     seriesTags(d.Name),
 			start:    d.Start,
 			end:      d.Start + int64(len(d.Values))*d.Step,
 			step:     d.Step,
@@ -195,6 +231,9 @@ func (ev *evaluator) call(e *Expr) ([]*series, error) {
 	fd, ok := functionIndex[e.Str]
 	if !ok {
 		return nil, inputErrorf("Received request for unknown function: %s", e.Str)
+	}
+	if fd.unavailable != "" {
+		return nil, inputErrorf("%s is not available: %s", e.Str, fd.unavailable)
 	}
 	a, err := ev.bind(fd, e)
 	if err != nil {
@@ -237,6 +276,7 @@ func (ev *evaluator) bind(fd *funcDef, e *Expr) (*args, error) {
 		if err := p.check(fd.name, v); err != nil {
 			return nil, err
 		}
+		v = p.convert(v)
 		if p.Multiple {
 			a.multi = append(a.multi, v)
 			continue
@@ -259,6 +299,7 @@ func (ev *evaluator) bind(fd *funcDef, e *Expr) (*args, error) {
 		if err := p.check(fd.name, v); err != nil {
 			return nil, err
 		}
+		v = p.convert(v)
 		if p.Multiple {
 			a.multi = append(a.multi, v)
 		} else {

@@ -26,15 +26,15 @@ func find(ctx context.Context, src Source, query string, leavesOnly bool, limit 
 	if err != nil {
 		return nil, err
 	}
-	if leavesOnly {
-		kept := nodes[:0]
-		for _, n := range nodes {
-			if n.Leaf {
-				kept = append(kept, n)
-			}
+	// tagged series (name;k=v) are not part of the tree, as in
+	// graphite-web; seriesByTag and /tags reach them
+	kept := nodes[:0]
+	for _, n := range nodes {
+		if (n.Leaf || !leavesOnly) && !strings.Contains(n.Path, ";") {
+			kept = append(kept, n)
 		}
-		nodes = kept
 	}
+	nodes = kept
 	if len(nodes) > limit {
 		return nil, inputErrorf("%q matches more than %d nodes; narrow the query", query, limit)
 	}
@@ -162,6 +162,9 @@ func index(ctx context.Context, src Source, limit int) ([]string, error) {
 			return nil, inputErrorf("the index has more than %d nodes", limit)
 		}
 		for _, n := range nodes {
+			if strings.Contains(n.Path, ";") {
+				continue // tagged: outside the tree
+			}
 			if n.Leaf {
 				if !seenLeaf[n.Path] {
 					seenLeaf[n.Path] = true

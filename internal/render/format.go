@@ -39,7 +39,7 @@ func consolidateForMaxDataPoints(s *series, maxDataPoints int, timeRange int64) 
 	vals, start, step := s.values, s.start, s.step
 	if maxDataPoints == 1 {
 		k := max(len(vals), 1)
-		return datapoints(consolidate(vals, k), start, s.end, step*int64(k))
+		return datapoints(s.consolidated(k), start, s.end, step*int64(k))
 	}
 	n := float64(timeRange) / float64(step)
 	if float64(maxDataPoints) >= n {
@@ -52,7 +52,7 @@ func consolidateForMaxDataPoints(s *series, maxDataPoints int, timeRange int64) 
 	if lose := int(nudge/step) - 1; lose > 0 {
 		vals = vals[min(lose, len(vals)):]
 	}
-	return datapoints(consolidate(vals, int(k)), start, s.end, secondsPerPoint)
+	return datapoints(consolidateBy(vals, int(k), s.consolidation, s.xff), start, s.end, secondsPerPoint)
 }
 
 // renderJSON is graphite-web's JSON render format:

@@ -19,19 +19,30 @@ func formatPathExpressions(list []*series) string {
 
 // aggregate combines list into one series with the named aggregation, the
 // way Graphite's aggregate() does: normalize to a common step, reduce each
-// row of values (null only when the whole row is null), keep the tags all
-// inputs share, name it "<fn>Series(<path expressions>)". An empty list
-// gives no series.
+// row of values (null when the row's non-null share is zero or below the
+// xFilesFactor), keep the tags all inputs share, name it
+// "<fn>Series(<path expressions>)". An empty list gives no series.
 func (ev *evaluator) aggregate(list []*series, fn string) ([]*series, error) {
+	return ev.aggregateXFF(list, fn, nil)
+}
+
+// aggregateXFF is aggregate with an explicit xFilesFactor (nil: the
+// request's, from setXFilesFactor, else 0).
+func (ev *evaluator) aggregateXFF(list []*series, fn string, xffArg *float64) ([]*series, error) {
+	agg, fn, ok := lookupAgg(fn)
+	if !ok {
+		return nil, inputErrorf("Unsupported aggregation function: %s", fn)
+	}
 	if len(list) == 0 {
 		return nil, nil
 	}
-	agg := aggFuncs[fn]
+	xff := ev.req.xff(xffArg)
 	norm, start, end, step := normalize(list)
 	name := fn + "Series(" + formatPathExpressions(norm) + ")"
 	var values []float64
 	rows(norm, func(row []float64) {
-		if countNonNull(row) == 0 {
+		n := countNonNull(row)
+		if n == 0 || float64(n)/float64(len(row)) < xff {
 			values = append(values, nan)
 			return
 		}
@@ -57,7 +68,7 @@ func (ev *evaluator) aggregate(list []*series, fn string) ([]*series, error) {
 		tags = tags.with("name", name)
 	}
 	tags = tags.with("aggregatedBy", fn)
-	return []*series{{name: name, pathExpr: name, tags: tags, start: start, end: end, step: step, values: values}}, nil
+	return []*series{{name: name, pathExpr: name, tags: tags, start: start, end: end, step: step, values: values, xff: xff}}, nil
 }
 
 func aggregateFunc(fn string) func(*evaluator, *args) ([]*series, error) {
@@ -137,31 +148,9 @@ func groupBy(list []*series, key func(*series) string) (keys []string, groups ma
 
 func groupByNode(ev *evaluator, a *args) ([]*series, error) {
 	node := a.vals["nodeNum"]
-	callback := a.str("callback", "average")
-	keys, groups := groupBy(a.seriesList("seriesList"), func(s *series) string {
+	return ev.groupByKey(a.seriesList("seriesList"), a.str("callback", "average"), func(s *series) string {
 		return aggKey(s, []value{node})
 	})
-	var out []*series
-	for _, k := range keys {
-		var res []*series
-		var err error
-		if fd, ok := functionIndex[callback]; ok && aggFuncs[callback] == nil {
-			res, err = fd.impl(ev, &args{fn: fd, vals: map[string]value{},
-				multi: []value{{kind: valSeries, list: groups[k]}}})
-		} else {
-			res, err = ev.aggregate(groups[k], callback)
-		}
-		if err != nil {
-			return nil, err
-		}
-		if len(res) == 0 {
-			continue
-		}
-		r := *res[0]
-		r.name = k
-		out = append(out, &r)
-	}
-	return out, nil
 }
 
 // safeDivPct is Graphite's safeMul(safeDiv(a, b), 100): null when a is

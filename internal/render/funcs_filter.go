@@ -147,12 +147,18 @@ func pyReplacement(r string) string {
 }
 
 func constantLine(ev *evaluator, a *args) ([]*series, error) {
-	v := a.vals["value"]
+	s := constantSeries(ev, a.vals["value"])
+	return []*series{s}, ev.req.charge(len(s.values))
+}
+
+// constantSeries is constantLine's series: three points, at from, the
+// middle and until, named by the value as Python's str() spells it.
+func constantSeries(ev *evaluator, v value) *series {
 	step := max((ev.until-ev.from)/2, 1)
 	name := v.pyStr()
-	s := &series{
+	return &series{
 		name: name, pathExpr: "constantLine(" + name + ")", tags: tagSet{{"name", name}},
 		start: ev.from, end: ev.until, step: step, values: []float64{v.num, v.num, v.num},
+		xff: ev.req.xff(nil),
 	}
-	return []*series{s}, ev.req.charge(3)
 }

@@ -255,7 +255,7 @@ func summarize(ev *evaluator, a *args) ([]*series, error) {
 		return nil, inputErrorf("summarize: interval %q must be positive", ivs)
 	}
 	fn := a.str("func", "sum")
-	agg := aggFuncs[fn]
+	agg, _, _ := lookupAgg(fn)
 	alignToFrom := a.boolean("alignToFrom", false)
 	var out []*series
 	for _, s := range a.seriesList("seriesList") {
@@ -317,7 +317,8 @@ func summarizeValues(s *series, agg aggFunc, interval, newStart, newEnd int64) (
 			}
 			i++
 		}
-		if nonNull > 0 {
+		// graphite-web's xff(nonNull, interval/step, series.xFilesFactor)
+		if nonNull > 0 && float64(nonNull)/(float64(interval)/float64(s.step)) >= s.xff {
 			out = append(out, agg(s.values[first:i]))
 		} else {
 			out = append(out, nan)
@@ -358,62 +359,6 @@ func timeShift(ev *evaluator, a *args) ([]*series, error) {
 		}
 		c.start = first.start
 		out = append(out, &c)
-	}
-	return out, nil
-}
-
-func movingAverage(ev *evaluator, a *args) ([]*series, error) {
-	orig := a.seriesList("seriesList")
-	if len(orig) == 0 {
-		return nil, nil
-	}
-	w := a.vals["windowSize"]
-	var preview int64
-	if w.kind == valString {
-		sec, err := intervalSeconds(w.str)
-		if err != nil {
-			return nil, err
-		}
-		preview = max(sec, -sec)
-	} else {
-		var maxStep int64
-		for _, s := range orig {
-			maxStep = max(maxStep, s.step)
-		}
-		preview = maxStep * int64(w.num)
-		if w.num < 0 {
-			return nil, inputErrorf("movingAverage: windowSize must not be negative")
-		}
-	}
-	xff := a.number("xFilesFactor", 0)
-	list, err := ev.withRange(ev.from-preview, ev.until).evalTarget(a.vals["seriesList"].expr)
-	if err != nil {
-		return nil, err
-	}
-	var out []*series
-	for _, s := range list {
-		var name string
-		var points int
-		if w.kind == valString {
-			name = "movingAverage(" + s.name + `,"` + w.str + `")`
-			points = int(preview / s.step)
-		} else {
-			name = "movingAverage(" + s.name + "," + w.pyStr() + ")"
-			points = int(w.num)
-		}
-		var vals []float64
-		for i := points + 1; i <= len(s.values); i++ {
-			window := s.values[i-points : i]
-			nn := countNonNull(window)
-			if nn > 0 && points > 0 && float64(nn)/float64(points) >= xff {
-				vals = append(vals, aggAverage(window))
-			} else {
-				vals = append(vals, nan)
-			}
-		}
-		c := derived(s, name, "movingAverage", w.pyStr(), vals)
-		c.start = s.start + preview
-		out = append(out, c)
 	}
 	return out, nil
 }

@@ -17,6 +17,9 @@ type param struct {
 	Multiple    bool
 	Options     []string
 	Suggestions []any
+	// extraOptions are non-string options /functions lists (smartSummarize's
+	// alignTo accepts None, True and False for compatibility).
+	extraOptions []any
 }
 
 // funcDef is one series function: its metadata for /functions and its
@@ -27,7 +30,11 @@ type funcDef struct {
 	signature   string // Python-style argument list, for /functions
 	description string
 	params      []param
-	aggregator  bool // may be the callback of groupByNode
+	aggregator  bool     // may be the callback of groupByNode
+	aliases     []string // other names graphite-web lists it under
+	// unavailable, when set, says why the function cannot work here; it
+	// is listed and answers this reason as a 400, never "unknown function".
+	unavailable string
 	impl        func(ev *evaluator, a *args) ([]*series, error)
 }
 
@@ -83,6 +90,18 @@ func (p *param) check(fn string, v value) error {
 		if _, err := ParseOffset(v.str); err != nil {
 			return bad("an integer or an interval string")
 		}
+	case "node":
+		if !isInt {
+			return bad("a node number")
+		}
+	case "tag":
+		if v.kind != valString {
+			return bad("a tag name")
+		}
+	case "date":
+		if v.kind != valString && v.kind != valNumber {
+			return bad("a time such as \"-1d\" or a timestamp")
+		}
 	case "nodeOrTag":
 		if !isInt && v.kind != valString {
 			return bad("a node number or tag name")
@@ -100,14 +119,14 @@ func (p *param) check(fn string, v value) error {
 			return bad("a string")
 		}
 	case "aggFunc":
-		if v.kind != valString || aggFuncs[v.str] == nil {
+		if _, _, ok := lookupAgg(v.str); v.kind != valString || !ok {
 			return inputErrorf("%s: unsupported aggregation function %q", fn, v.str)
 		}
 	case "aggOrSeriesFunc":
 		if v.kind != valString {
 			return bad("an aggregation or series function name")
 		}
-		if aggFuncs[v.str] == nil {
+		if _, _, ok := lookupAgg(v.str); !ok {
 			if fd, ok := functionIndex[v.str]; !ok || !fd.aggregator {
 				return inputErrorf("%s: unsupported aggregation function %q", fn, v.str)
 			}
@@ -116,29 +135,46 @@ func (p *param) check(fn string, v value) error {
 	return nil
 }
 
-// functionIndex maps names to definitions; built once in init from the
-// function table so that table entries may refer to the index.
+// convert returns v as graphite-web's parameter validation hands it to
+// the function: a float parameter becomes a Python float, so an integer
+// literal 2 is spelled "2.0" where the function puts it into a name or a
+// tag (scale's tag, constantLine's name).
+func (p *param) convert(v value) value {
+	if p.Type == "float" && v.kind == valNumber {
+		v.isInt = false
+	}
+	return v
+}
+
+// functionIndex maps names and aliases to definitions; built once in init
+// from the function tables so that table entries may refer to the index.
 var functionIndex map[string]*funcDef
 
+// functionNames lists every name /functions publishes (aliases included),
+// in table order.
+var functionNames []string
+
+// functionTables are the per-group tables, concatenated at init.
+var functionTables = [][]funcDef{functionTable, moreFunctions}
+
 func init() {
-	functionIndex = make(map[string]*funcDef, len(functionTable))
-	for i := range functionTable {
-		fd := &functionTable[i]
-		if _, dup := functionIndex[fd.name]; dup {
-			panic(fmt.Sprintf("render: function %q defined twice", fd.name))
+	functionIndex = map[string]*funcDef{}
+	for _, t := range functionTables {
+		for i := range t {
+			fd := &t[i]
+			for _, name := range append([]string{fd.name}, fd.aliases...) {
+				if _, dup := functionIndex[name]; dup {
+					panic(fmt.Sprintf("render: function %q defined twice", name))
+				}
+				functionIndex[name] = fd
+				functionNames = append(functionNames, name)
+			}
 		}
-		functionIndex[fd.name] = fd
 	}
 }
 
-// Functions returns the names of the supported series functions.
-func Functions() []string {
-	out := make([]string, len(functionTable))
-	for i := range functionTable {
-		out[i] = functionTable[i].name
-	}
-	return out
-}
+// Functions returns the names of the series functions, aliases included.
+func Functions() []string { return append([]string(nil), functionNames...) }
 
 var (
 	pSeriesList  = param{Name: "seriesList", Type: "seriesList", Required: true}
@@ -155,10 +191,10 @@ func aggParam(name string, def any, required bool) param {
 var functionTable = []funcDef{
 	{name: "sumSeries", group: "Combine", signature: "*seriesLists", aggregator: true,
 		description: "Adds series together point by point; a point is null only when it is null in every series.",
-		params:      []param{pSeriesLists}, impl: aggregateFunc("sum")},
+		params:      []param{pSeriesLists}, impl: aggregateFunc("sum"), aliases: []string{"sum"}},
 	{name: "averageSeries", group: "Combine", signature: "*seriesLists", aggregator: true,
 		description: "Averages series point by point over the non-null values.",
-		params:      []param{pSeriesLists}, impl: aggregateFunc("average")},
+		params:      []param{pSeriesLists}, impl: aggregateFunc("average"), aliases: []string{"avg"}},
 	{name: "maxSeries", group: "Combine", signature: "*seriesLists", aggregator: true,
 		description: "Takes the maximum of the series at each point.",
 		params:      []param{pSeriesLists}, impl: aggregateFunc("max")},
@@ -168,7 +204,7 @@ var functionTable = []funcDef{
 	{name: "asPercent", group: "Combine", signature: "seriesList, total=None, *nodes", aggregator: true,
 		description: "Each series as a percentage of a total: the sum of the list, a number, one series, a list matched by name, or per group of nodes.",
 		params: []param{pSeriesList, {Name: "total", Type: "any"},
-			{Name: "nodes", Type: "nodeOrTag", Multiple: true}}, impl: asPercent},
+			{Name: "nodes", Type: "nodeOrTag", Multiple: true}}, impl: asPercent, aliases: []string{"pct"}},
 	{name: "groupByNode", group: "Combine", signature: "seriesList, nodeNum, callback='average'",
 		description: "Groups series by the value of one node and aggregates each group; the group key becomes the name.",
 		params: []param{pSeriesList, {Name: "nodeNum", Type: "nodeOrTag", Required: true},
@@ -216,7 +252,7 @@ var functionTable = []funcDef{
 	{name: "movingAverage", group: "Calculate", signature: "seriesList, windowSize, xFilesFactor=None",
 		description: "The average of the last windowSize points (a count, or an interval such as \"5min\") at each point.",
 		params: []param{pSeriesList, {Name: "windowSize", Type: "intOrInterval", Required: true, Suggestions: windowSugg},
-			{Name: "xFilesFactor", Type: "float"}}, impl: movingAverage},
+			{Name: "xFilesFactor", Type: "float"}}, impl: movingFunc("average")},
 	{name: "highestMax", group: "Filter Series", signature: "seriesList, n",
 		description: "The n series with the highest maximum.",
 		params:      []param{pSeriesList, {Name: "n", Type: "integer", Required: true}}, impl: rankBy(aggMax, true)},

@@ -10,7 +10,7 @@ func sortStrings(s []string) { sort.Strings(s) }
 
 // info is a function's description as /functions publishes it, the shape
 // Grafana's query editor parses.
-func (fd *funcDef) info() obj {
+func (fd *funcDef) info(name string) obj {
 	params := []any{}
 	for _, p := range fd.params {
 		o := obj{{"name", p.Name}, {"type", p.Type}}
@@ -23,8 +23,8 @@ func (fd *funcDef) info() obj {
 		if p.Multiple {
 			o = append(o, kv{"multiple", true})
 		}
-		if len(p.Options) > 0 {
-			o = append(o, kv{"options", p.Options})
+		if opts := p.listedOptions(); len(opts) > 0 {
+			o = append(o, kv{"options", opts})
 		}
 		if len(p.Suggestions) > 0 {
 			o = append(o, kv{"suggestions", p.Suggestions})
@@ -32,13 +32,60 @@ func (fd *funcDef) info() obj {
 		params = append(params, o)
 	}
 	return obj{
-		{"name", fd.name},
-		{"function", fd.name + "(" + fd.signature + ")"},
+		{"name", name},
+		{"function", name + "(" + fd.signature + ")"},
 		{"description", fd.description},
 		{"module", "graphite.render.functions"},
 		{"group", fd.group},
 		{"params", params},
 	}
+}
+
+// listedOptions is graphite-web's Param.options: the parameter's own
+// options and its type's (the aggregation functions; for aggOrSeriesFunc
+// also every aggregator series function), without duplicates, sorted by
+// Python's str().
+func (p *param) listedOptions() []any {
+	set := map[string]any{}
+	add := func(v any) {
+		k := "None"
+		switch x := v.(type) {
+		case string:
+			k = x
+		case bool:
+			k = map[bool]string{true: "True", false: "False"}[x]
+		}
+		set[k] = v
+	}
+	for _, o := range p.Options {
+		add(o)
+	}
+	for _, o := range p.extraOptions {
+		add(o)
+	}
+	switch p.Type {
+	case "aggFunc", "aggOrSeriesFunc":
+		for n := range aggFuncs {
+			add(n)
+		}
+		if p.Type == "aggOrSeriesFunc" {
+			for _, n := range functionNames {
+				if functionIndex[n].aggregator {
+					add(n)
+				}
+			}
+		}
+	}
+	keys := make([]string, 0, len(set))
+	for k := range set {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	out := make([]any, len(keys))
+	for i, k := range keys {
+		out[i] = set[k]
+	}
+	return out
 }
 
 // serveFunctions answers /functions (all, or grouped=1, or one group) and
@@ -60,7 +107,7 @@ func (h *Handler) serveFunctions(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, "Function not found: "+name, http.StatusNotFound)
 			return
 		}
-		writeJSON(w, r, fd.info())
+		writeJSON(w, r, fd.info(name))
 		return
 	}
 	grouped := strings.ToLower(r.Form.Get("grouped"))
@@ -69,8 +116,8 @@ func (h *Handler) serveFunctions(w http.ResponseWriter, r *http.Request) {
 	flat := map[string]any{}
 	groups := map[string]any{}
 	if !pie {
-		for i := range functionTable {
-			fd := &functionTable[i]
+		for _, name := range functionNames {
+			fd := functionIndex[name]
 			if hasGroup && fd.group != group {
 				continue
 			}
@@ -80,9 +127,9 @@ func (h *Handler) serveFunctions(w http.ResponseWriter, r *http.Request) {
 					g = map[string]any{}
 					groups[fd.group] = g
 				}
-				g[fd.name] = fd.info()
+				g[name] = fd.info(name)
 			} else {
-				flat[fd.name] = fd.info()
+				flat[name] = fd.info(name)
 			}
 		}
 	}

@@ -88,17 +88,44 @@ func TestEveryFunctionHasAGolden(t *testing.T) {
 			walk(k.Value)
 		}
 	}
+	targets := []string{`events("x")`}
 	for _, c := range functionCases {
-		e, err := Parse(c.target, 0)
+		targets = append(targets, c.target)
+	}
+	for _, c := range valueCases(func(int64) string { return "0" }) {
+		targets = append(targets, c.target)
+	}
+	for _, target := range targets {
+		e, err := Parse(target, 0)
 		if err != nil {
-			t.Fatalf("%s: %v", c.name, err)
+			t.Fatalf("%s: %v", target, err)
 		}
 		walk(e)
 	}
 	for _, name := range Functions() {
 		if !used[name] {
-			t.Errorf("function %s has no golden case", name)
+			t.Errorf("function %s has no golden or value case", name)
 		}
+	}
+}
+
+// graphiteWebFunctions are the keys of graphite-web 1.1.10's
+// SeriesFunctions, aliases included.
+var graphiteWebFunctions = strings.Fields(`absolute add aggregate aggregateLine aggregateSeriesLists aggregateWithWildcards alias aliasByMetric aliasByNode aliasByTags aliasQuery aliasSub alpha applyByNode areaBetween asPercent averageAbove averageBelow averageOutsidePercentile averageSeries averageSeriesWithWildcards avg cactiStyle changed color compressPeriodicGaps consolidateBy constantLine countSeries cumulative currentAbove currentBelow dashed delay derivative diffSeries diffSeriesLists divideSeries divideSeriesLists drawAsInfinite events exclude exp exponentialMovingAverage fallbackSeries filterSeries grep group groupByNode groupByNodes groupByTags highest highestAverage highestCurrent highestMax hitcount holtWintersAberration holtWintersConfidenceArea holtWintersConfidenceBands holtWintersForecast identity integral integralByInterval interpolate invert isNonNull keepLastValue legendValue limit lineWidth linearRegression log logit lower lowest lowestAverage lowestCurrent map mapSeries maxSeries maximumAbove maximumBelow minMax minSeries minimumAbove minimumBelow mostDeviant movingAverage movingMax movingMedian movingMin movingSum movingWindow multiplySeries multiplySeriesLists multiplySeriesWithWildcards nPercentile nonNegativeDerivative offset offsetToZero pct perSecond percentileOfSeries pow powSeries randomWalk randomWalkFunction rangeOfSeries reduce reduceSeries removeAbovePercentile removeAboveValue removeBelowPercentile removeBelowValue removeBetweenPercentile removeEmptySeries round scale scaleToSeconds secondYAxis seriesByTag setXFilesFactor sigmoid sin sinFunction smartSummarize sortBy sortByMaxima sortByMinima sortByName sortByTotal squareRoot stacked stddevSeries stdev substr sum sumSeries sumSeriesLists sumSeriesWithWildcards summarize threshold time timeFunction timeShift timeSlice timeStack transformNull unique upper useSeriesAbove verticalLine weightedAverage xFilesFactor`)
+
+// TestAllGraphiteWebFunctions: every graphite-web function is known
+// (answers anything but "unknown function"), and nothing else is listed.
+func TestAllGraphiteWebFunctions(t *testing.T) {
+	if len(graphiteWebFunctions) != 154 {
+		t.Fatalf("%d names, graphite-web 1.1.10 has 154", len(graphiteWebFunctions))
+	}
+	for _, name := range graphiteWebFunctions {
+		if _, ok := functionIndex[name]; !ok {
+			t.Errorf("%s is missing", name)
+		}
+	}
+	if n := len(Functions()); n != len(graphiteWebFunctions) {
+		t.Errorf("%d functions listed, want %d", n, len(graphiteWebFunctions))
 	}
 }
 
@@ -117,7 +144,8 @@ func TestRenderErrors(t *testing.T) {
 		{url.Values{"target": {"limit(a.b, 1, 2)"}}, "too many arguments"},
 		{url.Values{"target": {"a.b"}, "from": {"-5m"}}, "invalid from"},
 		{url.Values{"target": {"a.b"}, "from": {"now"}}, "Invalid empty time range"},
-		{url.Values{"target": {"a.b"}, "format": {"png"}}, "unsupported format"},
+		{url.Values{"target": {"a.b"}, "format": {"pdf"}}, "unsupported format"},
+		{url.Values{"target": {"a.b"}, "format": {"png"}, "width": {"100000"}}, "width must be"},
 		{url.Values{"target": {"a.b"}, "maxDataPoints": {"1000000000"}}, "above the limit"},
 		{url.Values{"target": {strings.Repeat("f(", 40) + "a" + strings.Repeat(")", 40)}}, "nested deeper"},
 		{url.Values{"target": {strings.Repeat("a", 9000)}}, "longer than"},

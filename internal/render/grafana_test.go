@@ -84,7 +84,7 @@ func TestGrafanaRequests(t *testing.T) {
 	// Health check.
 	code, _, resp = post("/render", "", "target="+url.QueryEscape(`aliasSub(constantLine(100), "(^.*$)", "\1 A")`)+
 		"&from=-1h&until=now&format=json&maxDataPoints=300")
-	if code != http.StatusOK || !strings.Contains(resp, `"target": "100 A"`) {
+	if code != http.StatusOK || !strings.Contains(resp, `"target": "100.0 A"`) {
 		t.Errorf("health check: %d %s", code, resp)
 	}
 

@@ -21,7 +21,7 @@ type Handler struct {
 // Paths returns the URL paths the Handler answers, each also with a
 // trailing slash; [Handler.Register] mounts them on a mux.
 func Paths() []string {
-	return []string{"/render", "/metrics/find", "/metrics/expand", "/metrics/index.json", "/functions", "/version"}
+	return []string{"/render", "/metrics/find", "/metrics/expand", "/metrics/index.json", "/functions", "/version", "/tags"}
 }
 
 // New returns a Handler reading src. Zero fields of opts take their
@@ -44,6 +44,7 @@ func New(src Source, opts Options) (*Handler, error) {
 	route("/metrics/expand", h.serveExpand)
 	route("/metrics/index.json", h.serveIndex)
 	route("/version", h.serveVersion)
+	route("/tags", h.serveTags)
 	h.mux.HandleFunc("/functions", h.serveFunctions)
 	h.mux.HandleFunc("/functions/", h.serveFunctions)
 	return h, nil
@@ -170,9 +171,9 @@ func (h *Handler) serveRender(w http.ResponseWriter, r *http.Request) {
 		format = v
 	}
 	switch format {
-	case "json", "csv", "raw":
+	case "json", "csv", "raw", "png", "svg":
 	default:
-		badRequest(w, fmt.Sprintf("unsupported format %q: this server renders json, csv and raw", format))
+		badRequest(w, fmt.Sprintf("unsupported format %q: this server renders json, csv, raw, png and svg", format))
 		return
 	}
 	maxDataPoints := 0
@@ -193,7 +194,7 @@ func (h *Handler) serveRender(w http.ResponseWriter, r *http.Request) {
 		badRequest(w, "Invalid empty time range")
 		return
 	}
-	req := &request{ctx: r.Context(), src: h.src, opts: &h.opts, maxDataPoints: maxDataPoints}
+	req := &request{ctx: r.Context(), src: h.src, opts: &h.opts, maxDataPoints: maxDataPoints, loc: loc, now: h.opts.Now()}
 	ev := &evaluator{req: req, from: from.Unix(), until: until.Unix()}
 	var data []*series
 	for _, e := range exprs {
@@ -217,6 +218,16 @@ func (h *Handler) serveRender(w http.ResponseWriter, r *http.Request) {
 		body, ctype = renderCSV(data, loc), "text/csv"
 	case "raw":
 		body, ctype = renderRaw(data), "text/plain"
+	case "png", "svg":
+		img, err := renderImage(data, format, f, loc)
+		if err != nil {
+			h.fail(w, r, err)
+			return
+		}
+		body, ctype = img, "image/png"
+		if format == "svg" {
+			ctype = "image/svg+xml"
+		}
 	}
 	w.Header().Set("Content-Type", ctype)
 	w.Header().Set("Cache-Control", "no-cache")

@@ -30,6 +30,7 @@ type Expr struct {
 	Bool   bool
 	Args   []*Expr
 	Kwargs []Kwarg
+	Raw    string // a call's source text from its name to ')', as written
 }
 
 // Kwarg is a keyword argument, name=value.
@@ -224,6 +225,7 @@ func (p *parser) call(name token, depth int) (*Expr, error) {
 		return nil, err
 	}
 	if p.tok.Kind == tokRParen {
+		e.Raw = p.lex.src[name.Pos : p.tok.Pos+1]
 		return e, p.advance()
 	}
 	for {
@@ -256,6 +258,7 @@ func (p *parser) call(name token, depth int) (*Expr, error) {
 				return nil, err
 			}
 		case tokRParen:
+			e.Raw = p.lex.src[name.Pos : p.tok.Pos+1]
 			return e, p.advance()
 		default:
 			return nil, &ParseError{Pos: p.tok.Pos, Msg: fmt.Sprintf("expected ',' or ')' in call to %s, found %s", e.Str, p.describe())}

@@ -3,6 +3,7 @@ package render
 import (
 	"math"
 	"sort"
+	"strings"
 )
 
 var (
@@ -21,6 +22,14 @@ type series struct {
 	end      int64
 	step     int64
 	values   []float64 // NaN = null
+	// consolidation is how adjacent values merge when the series is drawn
+	// coarser (normalize, maxDataPoints): "" means "average", else one of
+	// consolidateBy's names. xff is the least fraction of non-null values
+	// a merged point needs (Graphite's xFilesFactor, default 0).
+	consolidation string
+	xff           float64
+	// mapGroup is the 1-based group mapSeries put the series in (0: none).
+	mapGroup int
 }
 
 // tag is one key/value of a series' tags; values are strings as in Graphite.
@@ -91,6 +100,21 @@ var aggFuncs = map[string]aggFunc{
 	"multiply": aggMultiply,
 	"last":     aggLast,
 	"current":  aggLast,
+}
+
+// lookupAgg finds an aggregation function by name, accepting the
+// deprecated "<name>Series" spellings as graphite-web does; it returns
+// the canonical name without the suffix.
+func lookupAgg(name string) (aggFunc, string, bool) {
+	if f, ok := aggFuncs[name]; ok {
+		return f, name, true
+	}
+	if base, ok := strings.CutSuffix(name, "Series"); ok {
+		if f, ok := aggFuncs[base]; ok {
+			return f, base, true
+		}
+	}
+	return nil, name, false
 }
 
 // aggFuncNames lists the canonical names for /functions.
@@ -243,18 +267,52 @@ func aggLast(vs []float64) float64 {
 	return nan
 }
 
-// consolidate merges every k adjacent values into their average of
-// non-null values (null if none), keeping a trailing partial group.
-func consolidate(vs []float64, k int) []float64 {
+// consolidateBy merges every k adjacent values with the named
+// consolidation function as Graphite's consolidating iterator does: a
+// group is null unless its non-null count over k reaches xff (and is not
+// zero); avg_zero counts nulls as zeros; a trailing partial group is
+// divided by k for the xff test too.
+func consolidateBy(vs []float64, k int, fn string, xff float64) []float64 {
 	if k <= 1 {
 		return vs
 	}
 	out := make([]float64, 0, (len(vs)+k-1)/k)
 	for i := 0; i < len(vs); i += k {
-		j := min(i+k, len(vs))
-		out = append(out, aggAverage(vs[i:j]))
+		g := vs[i:min(i+k, len(vs))]
+		n := countNonNull(g)
+		if n == 0 || float64(n)/float64(k) < xff {
+			out = append(out, nan)
+			continue
+		}
+		out = append(out, consolidationFuncs[fn](g))
 	}
 	return out
+}
+
+// consolidationFuncs are consolidateBy's functions over a group with at
+// least one non-null value.
+var consolidationFuncs = map[string]aggFunc{
+	"":         aggAverage,
+	"average":  aggAverage,
+	"avg":      aggAverage,
+	"avg_zero": aggAvgZero,
+	"sum":      aggSum,
+	"max":      aggMax,
+	"min":      aggMin,
+	"first": func(vs []float64) float64 {
+		for _, v := range vs {
+			if !isNull(v) {
+				return v
+			}
+		}
+		return nan
+	},
+	"last": aggLast,
+}
+
+// consolidated returns s's values merged k to one by s's consolidation.
+func (s *series) consolidated(k int) []float64 {
+	return consolidateBy(s.values, k, s.consolidation, s.xff)
 }
 
 func gcd(a, b int64) int64 {
@@ -290,7 +348,7 @@ func normalize(list []*series) (out []*series, start, end, step int64) {
 	out = make([]*series, len(list))
 	for i, s := range list {
 		c := *s
-		c.values = consolidate(s.values, int(step/s.step))
+		c.values = s.consolidated(int(step / s.step))
 		out[i] = &c
 	}
 	return out, start, end, step

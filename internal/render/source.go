@@ -88,6 +88,9 @@ func (m *MemSource) Find(ctx context.Context, pattern string) ([]Node, error) {
 	defer m.mu.RUnlock()
 	seen := map[Node]bool{}
 	for name := range m.metrics {
+		if strings.Contains(name, ";") {
+			continue // tagged: outside the tree
+		}
 		parts := strings.Split(name, ".")
 		if len(parts) < g.Nodes() {
 			continue
