@@ -18,6 +18,7 @@ cause class the storage and render engineers act on:
   value-ulp       both have a value, equal to 1e-12 relative (float arithmetic order)
   repr            the parsed answers are equal, only their text differs
   body            a non-series answer (find, expand, functions) differs
+  tagged-dir      graphite-web lists whisper's _tagged directory in a find, expand or index
 
 Nothing is normalised before comparing: "repr" is how a representation-only
 difference shows, and it fails like any other unless the allow-list names it.
@@ -199,25 +200,74 @@ def first_text_diff(a, b, ctx=40):
     return excerpt(a[lo:i + ctx], 200), excerpt(b[lo:i + ctx], 200)
 
 
+def _entries(doc):
+    """The list inside a find/expand/index answer, or None."""
+    if isinstance(doc, list):
+        return doc
+    if isinstance(doc, dict) and len(doc) == 1:
+        v = next(iter(doc.values()))
+        if isinstance(v, list):
+            return v
+    return None
+
+
+def _key(e):
+    if isinstance(e, dict):
+        return str(e.get("id", e.get("path", e.get("text"))))
+    return str(e)
+
+
 def diff_json_doc(gbody, pbody):
-    """Find, expand: compare parsed documents, then text."""
+    """Find, expand, index: compare the entries of the parsed documents.
+
+    Entries graphite-web lists under whisper's _tagged directory (where
+    carbon files tagged series by a hash of their name) are reported apart,
+    as kind tagged-dir.
+    """
     try:
         g = json.loads(gbody)
         p = json.loads(pbody)
     except ValueError:
         return [("body", "graphite %s | pgts %s" % first_text_diff(gbody, pbody))]
-    if g != p:
-        if isinstance(g, list) and isinstance(p, list):
-            key = lambda x: json.dumps(x, sort_keys=True)
-            gk, pk = [key(x) for x in g], [key(x) for x in p]
-            miss = [x for x in gk if x not in pk]
-            extra = [x for x in pk if x not in gk]
-            if not miss and not extra:
-                return [("body", "same %d entries in another order" % len(g))]
-            return [("body", "%d entries only in graphite (first: %s); %d only in pgts (first: %s)" % (
-                len(miss), excerpt(miss[0] if miss else "", 160), len(extra), excerpt(extra[0] if extra else "", 160)))]
+    if g == p:
+        return [("repr", "same document, other text: graphite %s | pgts %s" % first_text_diff(gbody, pbody))]
+    ge, pe = _entries(g), _entries(p)
+    if ge is None or pe is None:
         return [("body", "graphite %s | pgts %s" % (excerpt(gbody, 200), excerpt(pbody, 200)))]
-    return [("repr", "same document, other text: graphite %s | pgts %s" % first_text_diff(gbody, pbody))]
+    out = []
+    tagged = [e for e in ge if _key(e).startswith("_tagged") and e not in pe]
+    if tagged:
+        out.append(("tagged-dir", "graphite lists %d entries of whisper's _tagged directory, first %s" % (
+            len(tagged), _key(tagged[0]))))
+        ge = [e for e in ge if e not in tagged]
+    gk = {_key(e): e for e in ge}
+    pk = {_key(e): e for e in pe}
+    only_g = [k for k in gk if k not in pk]
+    only_p = [k for k in pk if k not in gk]
+    if only_g:
+        out.append(("body", "%d entries only in graphite: %s" % (len(only_g), ", ".join(only_g[:6]))))
+    if only_p:
+        out.append(("body", "%d entries only in pgts: %s" % (len(only_p), ", ".join(only_p[:6]))))
+    fields = {}
+    for k in gk:
+        if k in pk and gk[k] != pk[k]:
+            a, b = gk[k], pk[k]
+            if isinstance(a, dict) and isinstance(b, dict):
+                for f in sorted(set(a) | set(b)):
+                    if a.get(f, "<absent>") != b.get(f, "<absent>"):
+                        fields.setdefault(f, (k, a.get(f, "<absent>"), b.get(f, "<absent>"), []))[3].append(k)
+            else:
+                fields.setdefault("entry", (k, a, b, []))[3].append(k)
+    for f, (k, a, b, ks) in sorted(fields.items()):
+        out.append(("body", "field %r differs in %d entries, first %s: graphite %s, pgts %s" % (
+            f, len(ks), k, json.dumps(a), json.dumps(b))))
+    common_g = [_key(e) for e in ge if _key(e) in pk]
+    common_p = [_key(e) for e in pe if _key(e) in gk]
+    if not out and common_g != common_p:
+        out.append(("body", "same entries in another order: graphite %s; pgts %s" % (common_g[:6], common_p[:6])))
+    if not out:
+        out.append(("body", "graphite %s | pgts %s" % first_text_diff(gbody, pbody)))
+    return out
 
 
 class AllowList:

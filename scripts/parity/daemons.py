@@ -377,5 +377,8 @@ def drain(s):
         pass
 
 
+_start = time.monotonic()
+
+
 def log(msg):
-    print("parity: " + msg, file=sys.stderr, flush=True)
+    print("parity: %5.1fs %s" % (time.monotonic() - _start, msg), file=sys.stderr, flush=True)

@@ -18,6 +18,7 @@ import argparse
 import concurrent.futures
 import json
 import os
+import re
 import sys
 import time
 import traceback
@@ -41,6 +42,7 @@ class Request:
         self.path, self.params, self.fmt, self.relative = path, params, fmt, relative
         self.g = self.p = None  # (status, body)
         self.tries = 0
+        self.gsec = self.psec = 0.0  # time spent waiting for each system
 
     def query(self):
         return urllib.parse.urlencode(self.params, doseq=True)
@@ -59,10 +61,9 @@ def build_requests(c, t0, gfuncs, pfuncs):
         reqs.append(Request(family, rng, case, "/render", params, fmt, relative))
 
     for family, target in queries.plain_targets(c):
-        for rng in queries.PLAIN_RANGES:
-            for fmt in queries.PLAIN_FORMATS:
-                for mdp in (queries.PLAIN_MDP if fmt == "json" else [None]):
-                    render("plain:" + family, target, rng, mdp, fmt)
+        for rng, plan in queries.PLAIN_PLAN.items():
+            for fmt, mdp in plan:
+                render("plain:" + family, target, rng, mdp, fmt)
 
     both = sorted(set(gfuncs) & set(pfuncs))
     for name in both:
@@ -71,9 +72,8 @@ def build_requests(c, t0, gfuncs, pfuncs):
             notes.append(compare.Diff("functions/" + name, "uncovered",
                                       "listed by both; no target in queries.TEMPLATES", "fn:" + name, "-"))
         for target in targets:
-            for rng in queries.FN_RANGES:
-                for mdp in queries.FN_MDP:
-                    render("fn:" + name, target, rng, mdp, "json")
+            for rng, mdp in queries.FN_PLAN:
+                render("fn:" + name, target, rng, mdp, "json")
 
     for q, extra in queries.FIND_QUERIES:
         params = dict(extra, query=q)
@@ -95,8 +95,11 @@ def ask(g, p, r):
         r.tries += 1
         t1 = time.time()
         r.g = daemons.http_get(g.url + url, timeout=120)
+        tm = time.time()
         r.p = daemons.http_get(p.url + url, timeout=120)
         t2 = time.time()
+        r.gsec += tm - t1
+        r.psec += t2 - tm
         if not r.relative or r.tries >= 6:
             return r
         step = 60
@@ -193,6 +196,7 @@ def main():
     ap.add_argument("--allowlist", default=os.path.join(HERE, "allowlist.txt"))
     ap.add_argument("--jobs", type=int, default=4, help="requests in flight")
     ap.add_argument("--details", type=int, default=30, help="differences printed in detail")
+    ap.add_argument("--only", metavar="REGEX", help="ask only the requests whose case id matches REGEX")
     ap.add_argument("--keep", action="store_true", help="leave both systems running at the end (Ctrl-C stops)")
     args = ap.parse_args()
 
@@ -240,6 +244,9 @@ def main():
         pfuncs = json.loads(pf) if st == 200 else {}
         reqs, diffs = build_requests(c, t0, gfuncs, pfuncs)
         diffs += function_meta(gfuncs, pfuncs)
+        if args.only:
+            reqs = [r for r in reqs if re.search(args.only, r.case)]
+            diffs = [d for d in diffs if re.search(args.only, d.case)]
         log("asking %d requests of both" % len(reqs))
         with concurrent.futures.ThreadPoolExecutor(args.jobs) as ex:
             list(ex.map(lambda r: ask(g, p, r), reqs))
@@ -270,7 +277,10 @@ def main():
     with open(os.path.join(work, "report.txt"), "w") as f:
         f.write("\n".join(out) + "\n")
     with open(os.path.join(work, "report.json"), "w") as f:
-        json.dump({"t0": t0, "requests": len(reqs), "differences": [d.as_dict() for d in diffs]}, f, indent=1)
+        json.dump({"t0": t0, "differences": [d.as_dict() for d in diffs],
+                   "requests": [{"case": r.case, "graphite_status": r.g[0], "pgts_status": r.p[0],
+                                 "graphite_seconds": round(r.gsec, 3), "pgts_seconds": round(r.psec, 3),
+                                 "tries": r.tries} for r in reqs]}, f, indent=1)
     print("\n".join(out))
     failing = [d for d in diffs if not d.allowed_by]
     return 1 if failing else 0
@@ -312,6 +322,11 @@ def report(c, t0, reqs, diffs, gfuncs, pfuncs, allow, args, started):
         shown += 1
         out.append("  [%s] %s" % (d.kind, d.case))
         out.append("      %s" % d.detail)
+    out.append("")
+    out.append("time waiting for answers: graphite-web %.1f s, pgts %.1f s; %d requests asked again" % (
+        sum(r.gsec for r in reqs), sum(r.psec for r in reqs), sum(1 for r in reqs if r.tries > 1)))
+    for r in sorted(reqs, key=lambda r: -(r.gsec + r.psec))[:5]:
+        out.append("  slow: graphite-web %.2f s, pgts %.2f s, %d tries: %s" % (r.gsec, r.psec, r.tries, r.case))
     unused = [e for e in allow.entries if not e["used"]]
     for e in unused:
         out.append("allow-list line %d matched nothing: %s %s" % (e["line"], e["kind"], e["case"]))

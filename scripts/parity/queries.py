@@ -33,14 +33,23 @@ RANGES = {
     "rel-7d": lambda t0: {"from": "-7d", "until": "now"},
 }
 
-# Ranges and maxDataPoints for plain targets; every format.
-PLAIN_RANGES = list(RANGES)
-PLAIN_MDP = [None, 100, 37]
-PLAIN_FORMATS = ["json", "csv", "raw"]
+# (format, maxDataPoints) asked per range for plain targets. csv and raw
+# ignore maxDataPoints in graphite-web; long ranges are asked with
+# maxDataPoints only (as Grafana always sends it), because graphite-web takes
+# seconds to format 10,000 points per series.
+_SHORT = [("json", None), ("json", 100), ("json", 37), ("csv", None), ("raw", None)]
+PLAIN_PLAN = {
+    "1h": _SHORT, "odd": _SHORT, "now-1h": _SHORT, "rel-1h": _SHORT,
+    "5h": [("json", None), ("json", 100), ("raw", None)],
+    "2d": [("json", None), ("json", 100)],
+    "now-2d": [("json", 100)],
+    "31d": [("json", None), ("json", 100), ("raw", None)],
+    "rel-6h": [("json", None), ("json", 100)],
+    "rel-7d": [("json", 1000), ("json", 100)],
+}
 
-# Ranges and maxDataPoints for function targets; json only.
-FN_RANGES = ["1h", "5h", "2d", "rel-6h"]
-FN_MDP = [None, 100]
+# (range, maxDataPoints) asked of every function target, in json.
+FN_PLAN = [("1h", None), ("5h", 100), ("2d", None), ("rel-6h", 100)]
 
 
 def plain_targets(corpus):
