@@ -31,6 +31,15 @@ import math
 import time
 
 
+T0 = None  # the run's t0; timestamps in details are also shown relative to it
+
+
+def fmt_t(t):
+    if T0 is None or not isinstance(t, int):
+        return str(t)
+    return "%d (t0%+d)" % (t, t - T0)
+
+
 class Diff:
     def __init__(self, case, kind, detail, family, column):
         self.case, self.kind, self.detail = case, kind, detail
@@ -117,7 +126,7 @@ def diff_points(gp, pp):
             if not ts:
                 return "empty"
             step = ts[1] - ts[0] if len(ts) > 1 else None
-            return "%s..%s step %s (%d points)" % (ts[0], ts[-1], step, len(ts))
+            return "%s..%s step %s (%d points)" % (fmt_t(ts[0]), fmt_t(ts[-1]), step, len(ts))
         out.append(("window", "graphite %s, pgts %s" % (shape(gts), shape(pts))))
     g = {t: (None if isinstance(v, float) and math.isnan(v) else v) for t, v in gp}
     p = dict(pp)
@@ -151,7 +160,7 @@ def diff_points(gp, pp):
             counts["value-ulp" if close(a, b) else "value"].append((t, a, b))
     for kind, lst in counts.items():
         if lst:
-            ex = ", ".join("t=%s graphite=%r pgts=%r" % x for x in lst[:3])
+            ex = ", ".join("t=%s graphite=%r pgts=%r" % (fmt_t(t), a, b) for t, a, b in lst[:3])
             out.append((kind, "%d points%s; first: %s" % (len(lst), note, ex)))
     return out
 

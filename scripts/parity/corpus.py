@@ -145,8 +145,9 @@ def build(t0, seed=12):
     for ts in range(base, t0, STEP):
         if ts % 600 != 0:
             c.add(0, P, "ooo.holes", ts, 1.0)
-    for ts in range(base, t0, 600):
-        c.add(1, P, "ooo.holes", ts, 2.0)
+    for ts in range(base, t0, STEP):
+        if ts % 600 == 0:
+            c.add(1, P, "ooo.holes", ts, 2.0)
 
     # dup: same timestamp twice in one phase (the later value wins in
     # Graphite); a later phase overwrites; two timestamps in one slot.

@@ -213,6 +213,7 @@ def main():
     now = int(started)
     t0 = now - now % 60
     c = corpus.build(t0)
+    compare.T0 = t0
     log("t0 = %d; corpus: %d points, %d series" % (t0, c.count(), len(c.names)))
     g = daemons.Graphite(venv, work)
     p = daemons.Pgts(os.path.join(pdir, "pgts"), pdir, work)
