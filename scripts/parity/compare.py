@@ -137,7 +137,7 @@ def diff_points(gp, pp):
         best = (bad0, 0)
         for d in (step, -step):
             bad, total = mismatches(g, p, d)
-            if total >= 3 and bad * 2 < total and bad < best[0]:
+            if total >= 3 and bad < 0.6 * total and bad < best[0]:
                 best = min(best, (bad, d))
         if best[1]:
             d = best[1]
@@ -185,13 +185,17 @@ def diff_render(fmt, gbody, pbody):
         out.append(("series-extra", ", ".join(extra[:8]) + (" ..." if len(extra) > 8 else "")))
     if not missing and not extra and gnames != pnames:
         out.append(("series-order", "graphite %s; pgts %s" % (gnames[:8], pnames[:8])))
-    pby = {}
+    # match series by name and occurrence: alias() gives many one name
+    pby, seen = {}, {}
     for s in ps:
-        pby.setdefault(s[0], s)
+        seen[s[0]] = seen.get(s[0], 0) + 1
+        pby[(s[0], seen[s[0]])] = s
+    seen = {}
     for name, tags, pts in gs:
-        if name not in pby:
+        seen[name] = seen.get(name, 0) + 1
+        if (name, seen[name]) not in pby:
             continue
-        _, ptags, ppts = pby[name]
+        _, ptags, ppts = pby[(name, seen[name])]
         if tags != ptags:
             out.append(("tags", "%s: graphite %s, pgts %s" % (name, tags, ptags)))
         for kind, d in diff_points(pts, ppts):
@@ -280,10 +284,10 @@ def diff_json_doc(gbody, pbody):
 
 
 class AllowList:
-    """Accepted differences: one per line, `KIND CASE-GLOB REASON...`.
+    """Accepted differences: one per line, `KIND | CASE-GLOB | REASON`.
 
     KIND is a kind of compare.py (or *), CASE-GLOB an fnmatch pattern over
-    case ids, REASON the mandatory justification. '#' starts a comment.
+    case ids, REASON the mandatory justification. '#' starts a comment line.
     """
 
     def __init__(self, path):
@@ -291,12 +295,12 @@ class AllowList:
         self.errors = []
         with open(path) as f:
             for no, line in enumerate(f, 1):
-                line = line.split("#", 1)[0].strip()
-                if not line:
+                line = line.strip()
+                if not line or line.startswith("#"):
                     continue
-                parts = line.split(None, 2)
-                if len(parts) < 3:
-                    self.errors.append("%s:%d: need KIND CASE-GLOB REASON" % (path, no))
+                parts = [x.strip() for x in line.split("|", 2)]
+                if len(parts) < 3 or not all(parts):
+                    self.errors.append("%s:%d: need KIND | CASE-GLOB | REASON" % (path, no))
                     continue
                 self.entries.append({"line": no, "kind": parts[0], "case": parts[1], "reason": parts[2], "used": 0})
 

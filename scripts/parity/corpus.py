@@ -215,7 +215,7 @@ def build(t0, seed=12):
         c.add(0, P, "fn.a", ts, float(i % 50))
         if ts % 130 != 0:
             c.add(0, P, "fn.b", ts, val())
-        c.add(0, K, "fn.c", ts, -float(i % 7) * 1.25)
+        c.add(0, K, "fn.c", ts, -float(i % 13) * 1.25)  # 13: no period of 6 or 360 values
     v = 0.0
     for ts in range(t0 - 5 * 3600, t0, STEP):
         v = 3.0 if ts % 2400 == 0 else v + (ts % 70) / 10.0

@@ -113,6 +113,7 @@ class Graphite:
             "PYTHONPATH": HERE,
             "GRAPHITE_SETTINGS_MODULE": "parity_graphite_settings",
             "PARITY_GRAPHITE_DIR": self.dir,
+            "PARITY_CARBONLINK": "127.0.0.1:%d:a" % self.query_port,
             "DJANGO_SETTINGS_MODULE": "graphite.settings",
             "TZ": "UTC",
         })

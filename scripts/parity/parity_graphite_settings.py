@@ -1,10 +1,12 @@
 """graphite-web settings for the parity suite (GRAPHITE_SETTINGS_MODULE).
 
 graphite.settings imports this module in place of graphite.local_settings.
-Everything lives in PARITY_GRAPHITE_DIR, the run's work directory. Reads go
-to the whisper files only (no carbonlink): the runner waits until carbon has
-written everything, so what graphite-web answers does not depend on when
-carbon's writer thread ran.
+Everything lives in PARITY_GRAPHITE_DIR, the run's work directory. The
+runner asks only once carbon's cache is empty, so what graphite-web answers
+comes from the whisper files and does not depend on when carbon's writer
+thread ran. CARBONLINK_HOSTS still names carbon's cache-query port
+(PARITY_CARBONLINK): with no host, graphite-web 1.1.10 logs an exception
+with a traceback for every series it reads, which triples its run time.
 """
 
 import os
@@ -20,7 +22,7 @@ WHISPER_DIR = os.path.join(_dir, "whisper")
 STANDARD_DIRS = [WHISPER_DIR]
 LOG_DIR = os.path.join(_dir, "log", "webapp")
 INDEX_FILE = os.path.join(_dir, "index")
-CARBONLINK_HOSTS = []
+CARBONLINK_HOSTS = [os.environ["PARITY_CARBONLINK"]]
 # No caching of finds, tags or renders between the suite's requests.
 DEFAULT_CACHE_DURATION = 0
 FIND_CACHE_DURATION = 0
