@@ -94,9 +94,9 @@ def tail(path, n=40):
 class Graphite:
     """carbon-cache + graphite-web over one whisper directory."""
 
-    def __init__(self, venv, work):
+    def __init__(self, venv, work, name="graphite"):
         self.venv = venv
-        self.dir = os.path.join(work, "graphite")
+        self.dir = os.path.join(work, name)
         self.line_port = free_port()
         self.pickle_port = free_port()
         self.query_port = free_port()
@@ -236,6 +236,9 @@ TAG_BATCH_SIZE = 100
     def stop(self):
         for p in reversed(self.procs):
             p.stop()
+
+    def stop_cluster(self):
+        pass
 
 
 def recv_exact(s, n):
