@@ -20,6 +20,7 @@ import json
 import os
 import re
 import sys
+import threading
 import time
 import traceback
 import urllib.parse
@@ -92,22 +93,29 @@ SETTLE_TRIES = 10
 
 
 def ask(g, p, r):
-    """Asks both. A relative range without now is resolved by each server
+    """Asks both, at the same time. A relative range without now is resolved by each server
     at its own clock, to the second (sinFunction, linearRegression and
     consolidated windows use the second itself): the pair is accepted only
     when both requests were sent and answered within one wall-clock second,
     else asked again; after SETTLE_TRIES the request is left uncompared
     (r.unsettled) and listed in the report."""
     url = r.path + ("?" + r.query() if r.params else "")
+
+    def get_p():
+        t = time.time()
+        r.p = daemons.http_get(p.url + url, timeout=120)
+        r.psec += time.time() - t
+
     while True:
         r.tries += 1
+        # both at once: the pair then takes as long as the slower answer
+        other = threading.Thread(target=get_p)
         t1 = time.time()
+        other.start()
         r.g = daemons.http_get(g.url + url, timeout=120)
-        tm = time.time()
-        r.p = daemons.http_get(p.url + url, timeout=120)
+        r.gsec += time.time() - t1
+        other.join()
         t2 = time.time()
-        r.gsec += tm - t1
-        r.psec += t2 - tm
         if not r.relative or int(t1) == int(t2):
             return r
         if r.tries >= SETTLE_TRIES:
@@ -152,11 +160,15 @@ def table(requests, diffs, columns):
     bycase = {}
     for d in diffs:
         bycase.setdefault(d.case, []).append(d)
+    unsettled = {}
     for r in requests:
+        k = (r.family, r.column)
+        if r.unsettled:
+            unsettled[k] = unsettled.get(k, 0) + 1
+            continue
         ds = bycase.get(r.case, [])
         if not ds:
             continue
-        k = (r.family, r.column)
         if all(d.allowed_by for d in ds):
             allowed[k] = allowed.get(k, 0) + 1
         else:
@@ -173,20 +185,23 @@ def table(requests, diffs, columns):
     cols = [c for c in columns if any((f, c) in total for f in families)]
     if any((f, "-") in total for f in families):
         cols.append("-")
-    width = max(len(f) for f in families) + 2
+    width = max([len("family")] + [len(f) for f in families]) + 2
     lines = ["%-*s" % (width, "family") + "".join("%-10s" % c for c in cols)]
     for f in families:
         cells = []
         for c in cols:
             k = (f, c)
+            u = " ?%d" % unsettled[k] if unsettled.get(k) else ""
             if k not in total:
                 cells.append("%-10s" % "")
             elif bad.get(k):
-                cells.append("%-10s" % ("%d/%d" % (bad[k], total[k])))
+                cells.append("%-10s" % ("%d/%d%s" % (bad[k], total[k], u)))
+            elif unsettled.get(k) == total[k]:
+                cells.append("%-10s" % ("?%d" % total[k]))
             elif allowed.get(k):
-                cells.append("%-10s" % ("ok %d*" % total[k]))
+                cells.append("%-10s" % ("ok %d*%s" % (total[k] - unsettled.get(k, 0), u)))
             else:
-                cells.append("%-10s" % ("ok %d" % total[k]))
+                cells.append("%-10s" % ("ok %d%s" % (total[k] - unsettled.get(k, 0), u)))
         lines.append("%-*s" % (width, f) + "".join(cells).rstrip())
     return lines
 
@@ -310,7 +325,8 @@ def report(c, t0, reqs, diffs, gfuncs, pfuncs, allow, args, started):
     out.append("%d requests, %d differences (%d allowed), %.0f s" % (
         len(reqs), len(diffs), len(diffs) - len(failing), time.time() - started))
     out.append("")
-    out.append("Cells: ok N = N requests matched; D/N = D of N requests differ; * = differences allowed.")
+    out.append("Cells: ok N = N requests matched; D/N = D of N requests differ; * = differences allowed;")
+    out.append("       ?U = U requests not compared (relative range, no pair of answers within one second).")
     out.append("Columns: time ranges (queries.RANGES); - = no range.")
     out.append("")
     out += table(reqs, diffs, list(queries.RANGES))
