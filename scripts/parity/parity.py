@@ -56,6 +56,11 @@ def build_requests(c, t0, gfuncs, pfuncs):
     def render(family, target, rng, mdp, fmt):
         params = {"target": target, "format": fmt}
         params.update(queries.RANGES[rng](t0))
+        if family.startswith("fn:") and not isinstance(params["from"], str):
+            # timeSlice("-50min") and the like resolve against now even
+            # in an absolute range: pin it (--calibrate found the second
+            # differ between two graphite-webs)
+            params["now"] = t0
         if mdp:
             params["maxDataPoints"] = mdp
         case = "render/%s/%s/mdp=%s/%s" % (fmt, rng, mdp or "-", target)
