@@ -6,7 +6,7 @@ BIN     := bin/pgts
 VERSION := $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X github.com/pgts/pgts/internal/cli.Version=$(VERSION)
 
-.PHONY: all build deps demo test fmt-check vet bench-load bench-insert bench-partition bench-serve clean
+.PHONY: all build deps demo test fmt-check vet parity bench-load bench-insert bench-partition bench-serve clean
 
 all: build
 
@@ -28,6 +28,13 @@ vet:
 
 test: deps fmt-check vet
 	$(GO) test -race -timeout 20m ./...
+
+# parity: pgts serve against carbon-cache + whisper + graphite-web 1.1.10
+# fed the same corpus; exits 1 on a difference not in
+# scripts/parity/allowlist.txt (docs/parity.md). Not part of `make test` yet.
+parity:
+	@scripts/parity/setup
+	@.parity/venv/bin/python scripts/parity/parity.py
 
 # Benchmarks: each prints a table of medians over REPEAT interleaved runs
 # (also saved as Markdown and JSON under bench-results/); the figures in
