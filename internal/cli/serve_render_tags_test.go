@@ -23,7 +23,7 @@ import (
 // mode asks: /tags/autoComplete and seriesByTag.
 func TestRenderTaggedSeries(t *testing.T) {
 	ctx := context.Background()
-	rule, err := rra.ParseRule(rra.RuleConfig{Regexp: ".", Step: "10s", Heartbeat: "20s", RRAs: []string{"10s:1h"}})
+	rule, err := rra.ParseRule(rra.RuleConfig{Regexp: ".", Step: "10s", RRAs: []string{"10s:1h"}})
 	if err != nil {
 		t.Fatal(err)
 	}
