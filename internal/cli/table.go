@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"text/tabwriter"
 	"time"
@@ -191,7 +192,7 @@ func newTableListCmd(a *app) *cobra.Command {
 				return err
 			}
 			defer pool.Close()
-			tables, err := m.Tables(ctx)
+			tables, stale, err := m.CheckedTables(ctx)
 			if err != nil {
 				return err
 			}
@@ -203,6 +204,9 @@ func newTableListCmd(a *app) *cobra.Command {
 				}
 				out = append(out, describeTable(t, parts, m.Now(), false))
 			}
+			for _, e := range stale {
+				out = append(out, tableJSON{Table: e.String(), Stale: staleText(e)})
+			}
 			if asJSON {
 				if out == nil {
 					out = []tableJSON{}
@@ -212,9 +216,19 @@ func newTableListCmd(a *app) *cobra.Command {
 			tw := tabwriter.NewWriter(a.env.Stdout, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "TABLE\tTIME COLUMN\tINTERVAL\tPARTITIONS\tRETENTION\tSIZE")
 			for _, t := range out {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", t.Table, t.TimeColumn, t.Interval, t.PartitionCount, orDash(t.Retention), humanBytes(t.TableBytes+t.IndexBytes))
+				if t.Stale == "" {
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", t.Table, t.TimeColumn, t.Interval, t.PartitionCount, orDash(t.Retention), humanBytes(t.TableBytes+t.IndexBytes))
+				}
 			}
-			return tw.Flush()
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			for _, t := range out {
+				if t.Stale != "" {
+					fmt.Fprintf(a.env.Stdout, "%s: stale: %s\n", t.Table, t.Stale)
+				}
+			}
+			return nil
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
@@ -246,6 +260,18 @@ type tableJSON struct {
 	TableBytes     int64           `json:"table_bytes"`
 	IndexBytes     int64           `json:"index_bytes"`
 	Partitions     []partitionJSON `json:"partitions,omitempty"`
+	// Stale is set (and nothing else but Table) for a catalog entry whose
+	// table was dropped or replaced outside pgts; listing removed it.
+	Stale string `json:"stale,omitempty"`
+}
+
+// staleText says what was wrong with a stale catalog entry and what pgts
+// did about it.
+func staleText(e partition.StaleEntry) string {
+	if !e.Removed {
+		return "the table " + e.Reason + "; removing its catalog entry failed (run pgts as the table's owner)"
+	}
+	return "the table " + e.Reason + "; its catalog entry has been removed"
 }
 
 func describeTable(t *partition.Table, parts []partition.Partition, now time.Time, withParts bool) tableJSON {
@@ -276,6 +302,20 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// staleOf returns the stale catalog entry an error from Manager.Table
+// reports, or nil.
+func staleOf(err error) *partition.StaleEntry {
+	var nf *partition.TableNotFoundError
+	var nst *partition.NotSeriesTableError
+	switch {
+	case errors.As(err, &nf):
+		return nf.Stale
+	case errors.As(err, &nst):
+		return nst.Stale
+	}
+	return nil
 }
 
 func newTableShowCmd(a *app) *cobra.Command {
@@ -347,6 +387,12 @@ func newTableDropCmd(a *app) *cobra.Command {
 			}
 			defer pool.Close()
 			t, err := m.Table(ctx, args[0])
+			if stale := staleOf(err); stale != nil && stale.Removed {
+				// Dropped or replaced outside pgts: removing the catalog
+				// entry was all there was to do.
+				a.log.Info("removed the stale catalog entry; no series table was left to drop", "table", stale.String(), "reason", "the table "+stale.Reason)
+				return nil
+			}
 			if err != nil {
 				return err
 			}

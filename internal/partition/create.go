@@ -175,6 +175,13 @@ func (m *Manager) Create(ctx context.Context, s CreateSpec) (*Table, error) {
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1, hashtext($2))`, catalog.LockKey, t.String()); err != nil {
 			return err
 		}
+		// A catalog entry whose table was dropped or replaced outside
+		// pgts gives way to the new table.
+		if n, err := deleteStale(ctx, tx, s.Schema, s.Name); err != nil {
+			return err
+		} else if n > 0 {
+			m.log.Warn("replaced a stale entry in the pgts catalog (its table had been dropped or replaced outside pgts)", "table", t.String())
+		}
 		var exists, replace bool
 		if err := tx.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`, qname).Scan(&exists); err != nil {
 			return err
