@@ -27,9 +27,9 @@ const (
 type CreateSpec struct {
 	Schema, Name string // Schema "" means the current schema
 	// Columns is a column list in CREATE TABLE syntax, e.g.
-	// "time timestamptz not null, device int not null, temp float8".
-	// It is sent as one statement of the extended protocol, which cannot
-	// carry a second statement. Exactly one of Columns and Like is set.
+	// "time timestamptz not null, device int not null, temp float8",
+	// parsed and rebuilt by ColumnList (never spliced as given). Exactly
+	// one of Columns and Like is set.
 	Columns string
 	// Like names an existing table whose columns, defaults, constraints and
 	// indexes are adopted. When it names the table being created, that
@@ -62,6 +62,11 @@ func (s *CreateSpec) Validate() error {
 	}
 	if (s.Columns == "") == (s.Like == "") {
 		return errors.New("give the columns (--columns) or a table to copy them from (--like), not both")
+	}
+	if s.Columns != "" {
+		if _, err := ColumnList(s.Columns); err != nil {
+			return err
+		}
 	}
 	if err := pg.CheckIdent("time column", s.TimeColumn); err != nil {
 		return err
@@ -256,7 +261,11 @@ func createParent(ctx context.Context, tx pgx.Tx, s CreateSpec, replace bool) er
 	}
 	var ddl string
 	if s.Columns != "" {
-		ddl = fmt.Sprintf("CREATE TABLE %s (%s) PARTITION BY RANGE (%s)", target, s.Columns, pg.QuoteIdent(s.TimeColumn))
+		cols, err := ColumnList(s.Columns)
+		if err != nil {
+			return err
+		}
+		ddl = fmt.Sprintf("CREATE TABLE %s (%s) PARTITION BY RANGE (%s)", target, cols, pg.QuoteIdent(s.TimeColumn))
 	} else {
 		likeSchema, likeName, _ := pg.SplitQualified(s.Like)
 		ddl = fmt.Sprintf("CREATE TABLE %s (LIKE %s INCLUDING DEFAULTS INCLUDING CONSTRAINTS INCLUDING INDEXES INCLUDING STORAGE INCLUDING COMMENTS) PARTITION BY RANGE (%s)",
