@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -361,8 +362,53 @@ func createIndexes(ctx context.Context, tx pgx.Tx, s CreateSpec, qname string) e
 		stmts = append(stmts, fmt.Sprintf("CREATE INDEX ON %s (%s)", qname, list))
 	}
 	for _, st := range stmts {
-		if _, err := tx.Exec(ctx, st); err != nil {
-			return fmt.Errorf("creating index (%s): %w", st, err)
+		if err := createIndexOnce(ctx, tx, qname, st); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// sameIndexSQL is true when index $1 has a twin on its table: same access
+// method, columns, operator classes, orderings, collations, expressions and
+// predicate, and a twin at least as unique.
+const sameIndexSQL = `SELECT EXISTS (SELECT 1 FROM pg_index a JOIN pg_class ca ON ca.oid = a.indexrelid
+	JOIN pg_index b ON b.indrelid = a.indrelid AND b.indexrelid <> a.indexrelid JOIN pg_class cb ON cb.oid = b.indexrelid
+	WHERE a.indexrelid = $1 AND ca.relam = cb.relam AND a.indkey::text = b.indkey::text
+		AND a.indclass::text = b.indclass::text AND a.indoption::text = b.indoption::text
+		AND a.indcollation::text = b.indcollation::text AND b.indisunique >= a.indisunique
+		AND pg_get_expr(a.indexprs, a.indrelid) IS NOT DISTINCT FROM pg_get_expr(b.indexprs, b.indrelid)
+		AND pg_get_expr(a.indpred, a.indrelid) IS NOT DISTINCT FROM pg_get_expr(b.indpred, b.indrelid))`
+
+// createIndexOnce runs one CREATE INDEX on qname and drops the new index
+// again when the table already had the same one (copied by --like, or the
+// time index repeated by --index-on): every extra index costs every insert.
+func createIndexOnce(ctx context.Context, tx pgx.Tx, qname, stmt string) error {
+	const oids = `SELECT coalesce(array_agg(indexrelid::int8), '{}') FROM pg_index WHERE indrelid = to_regclass($1)`
+	var before, after []int64
+	if err := tx.QueryRow(ctx, oids, qname).Scan(&before); err != nil {
+		return fmt.Errorf("listing the indexes of %s: %w", qname, err)
+	}
+	if _, err := tx.Exec(ctx, stmt); err != nil {
+		return fmt.Errorf("creating index (%s): %w", stmt, err)
+	}
+	if err := tx.QueryRow(ctx, oids, qname).Scan(&after); err != nil {
+		return fmt.Errorf("listing the indexes of %s: %w", qname, err)
+	}
+	for _, oid := range after {
+		if slices.Contains(before, oid) {
+			continue
+		}
+		var dup bool
+		var name string
+		if err := tx.QueryRow(ctx, sameIndexSQL+`, $1::oid::regclass::text`, oid).Scan(&dup, &name); err != nil {
+			return fmt.Errorf("comparing the indexes of %s: %w", qname, err)
+		}
+		if dup {
+			// name is regclass output: quoted and qualified as needed.
+			if _, err := tx.Exec(ctx, "DROP INDEX "+name); err != nil {
+				return fmt.Errorf("dropping the duplicate index %s: %w", name, err)
+			}
 		}
 	}
 	return nil
