@@ -85,13 +85,21 @@ limit) up to now + --accept-future (default: the end of the premade
 partitions); the loader rejects others with a reason.
 
 Every PRIMARY KEY and UNIQUE constraint must include the time column,
-because PostgreSQL enforces uniqueness per partition.`,
+because PostgreSQL enforces uniqueness per partition.
+
+To bring an existing table under pgts' management, name it twice:
+"table create NAME --like NAME". An empty plain table is converted in place;
+a table already partitioned by range on its time column (restored from a
+dump, or made by hand) is adopted with its rows and partitions, when each
+partition covers exactly one --interval as pgts aligns it.`,
 		Example: `  pgts table create conditions \
     --columns "time timestamptz not null, device int not null, temperature float8, humidity float8" \
     --interval "1 week" --retention "90 days" --index-on "device, time"
 
   pgts table create metrics --columns "ts bigint not null, series int, value float8" \
-    --time-column ts --epoch ms --interval "1 day" --hash-column series --hash-partitions 4`,
+    --time-column ts --epoch ms --interval "1 day" --hash-column series --hash-partitions 4
+
+  pgts table create sensors --like sensors --interval "1 month"`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
@@ -162,7 +170,7 @@ because PostgreSQL enforces uniqueness per partition.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&columns, "columns", "", `column definitions, e.g. "time timestamptz not null, device int, temp float8"`)
-	f.StringVar(&like, "like", "", "copy columns, defaults, constraints and indexes from this table (an empty table of the same name is converted in place)")
+	f.StringVar(&like, "like", "", "copy columns, defaults, constraints and indexes from this table (an empty table of the same name is converted in place; one of the same name already partitioned by range on the time column is adopted as it is)")
 	f.StringVar(&timeCol, "time-column", "time", "the column to partition by")
 	f.StringVar(&epoch, "epoch", "", "unit of a bigint time column: s, ms or us")
 	f.StringVar(&interval, "interval", "1 week", "time span of one partition (any PostgreSQL interval)")

@@ -34,7 +34,9 @@ type CreateSpec struct {
 	Columns string
 	// Like names an existing table whose columns, defaults, constraints and
 	// indexes are adopted. When it names the table being created, that
-	// table must be empty, and is replaced by the series table.
+	// table is either partitioned by range on the time column already, and
+	// registered as it is (see adopt.go), or empty, and replaced by the
+	// series table.
 	Like           string
 	TimeColumn     string
 	EpochUnit      string // "s", "ms" or "us" for a bigint time column
@@ -207,8 +209,22 @@ func (m *Manager) Create(ctx context.Context, s CreateSpec) (*Table, error) {
 		if exists && !replace {
 			return fmt.Errorf("table %s already exists (pgts table show %s, or choose another name)", t, t)
 		}
-		if err := createParent(ctx, tx, s, replace); err != nil {
-			return err
+		adopt := false
+		if replace {
+			strategy, key, err := partitionedBy(ctx, tx, qname)
+			if err != nil {
+				return err
+			}
+			if adopt = strategy != 0; adopt {
+				if err := checkAdoptable(s, qname, strategy, key); err != nil {
+					return err
+				}
+			}
+		}
+		if !adopt {
+			if err := createParent(ctx, tx, s, replace); err != nil {
+				return err
+			}
 		}
 		tt, err := checkColumns(ctx, tx, s, qname)
 		if err != nil {
@@ -217,6 +233,11 @@ func (m *Manager) Create(ctx context.Context, s CreateSpec) (*Table, error) {
 		t.TimeType = tt
 		if err := tt.CheckInterval(s.Interval); err != nil {
 			return err
+		}
+		if adopt {
+			if err := checkAdoptedPartitions(ctx, tx, s, tt, qname); err != nil {
+				return err
+			}
 		}
 		if err := createIndexes(ctx, tx, s, qname); err != nil {
 			return err
@@ -256,7 +277,7 @@ func createParent(ctx context.Context, tx pgx.Tx, s CreateSpec, replace bool) er
 			return fmt.Errorf("--like: %w", err)
 		}
 		if hasRows {
-			return fmt.Errorf("table %s has rows: pgts only converts an empty table in place; create a series table under another name and copy the rows (INSERT ... SELECT, or pgts load)", qname)
+			return fmt.Errorf("table %s has rows and is not partitioned: pgts only converts an empty plain table in place (and adopts a table partitioned by range on its time column as it is); create a series table under another name and copy the rows (INSERT ... SELECT, or pgts load)", qname)
 		}
 		target = pg.QuoteQualified(s.Schema, "pgts_replacing")
 	}
@@ -380,20 +401,40 @@ const sameIndexSQL = `SELECT EXISTS (SELECT 1 FROM pg_index a JOIN pg_class ca O
 		AND pg_get_expr(a.indexprs, a.indrelid) IS NOT DISTINCT FROM pg_get_expr(b.indexprs, b.indrelid)
 		AND pg_get_expr(a.indpred, a.indrelid) IS NOT DISTINCT FROM pg_get_expr(b.indpred, b.indrelid))`
 
-// createIndexOnce runs one CREATE INDEX on qname and drops the new index
-// again when the table already had the same one (copied by --like, or the
-// time index repeated by --index-on): every extra index costs every insert.
+// createIndexOnce runs one "CREATE INDEX ON qname ..." unless the table
+// already has the same index (copied by --like, kept by an adopted table,
+// or the time index repeated by --index-on): every extra index costs every
+// insert. It first makes the index ON ONLY the parent, which builds
+// nothing, compares it with the others, and drops it; then, when it is
+// new, makes it for real.
 func createIndexOnce(ctx context.Context, tx pgx.Tx, qname, stmt string) error {
-	const oids = `SELECT coalesce(array_agg(indexrelid::int8), '{}') FROM pg_index WHERE indrelid = to_regclass($1)`
-	var before, after []int64
-	if err := tx.QueryRow(ctx, oids, qname).Scan(&before); err != nil {
-		return fmt.Errorf("listing the indexes of %s: %w", qname, err)
+	probe, ok := strings.CutPrefix(stmt, "CREATE INDEX ON ")
+	if !ok {
+		return fmt.Errorf("internal error: index statement %q", stmt)
+	}
+	dup, err := probeIndex(ctx, tx, qname, "CREATE INDEX ON ONLY "+probe)
+	if err != nil || dup {
+		return err
 	}
 	if _, err := tx.Exec(ctx, stmt); err != nil {
 		return fmt.Errorf("creating index (%s): %w", stmt, err)
 	}
+	return nil
+}
+
+// probeIndex runs stmt, reports whether the index it made duplicates one
+// the table had, and drops it again.
+func probeIndex(ctx context.Context, tx pgx.Tx, qname, stmt string) (bool, error) {
+	const oids = `SELECT coalesce(array_agg(indexrelid::int8), '{}') FROM pg_index WHERE indrelid = to_regclass($1)`
+	var before, after []int64
+	if err := tx.QueryRow(ctx, oids, qname).Scan(&before); err != nil {
+		return false, fmt.Errorf("listing the indexes of %s: %w", qname, err)
+	}
+	if _, err := tx.Exec(ctx, stmt); err != nil {
+		return false, fmt.Errorf("creating index (%s): %w", stmt, err)
+	}
 	if err := tx.QueryRow(ctx, oids, qname).Scan(&after); err != nil {
-		return fmt.Errorf("listing the indexes of %s: %w", qname, err)
+		return false, fmt.Errorf("listing the indexes of %s: %w", qname, err)
 	}
 	for _, oid := range after {
 		if slices.Contains(before, oid) {
@@ -402,16 +443,15 @@ func createIndexOnce(ctx context.Context, tx pgx.Tx, qname, stmt string) error {
 		var dup bool
 		var name string
 		if err := tx.QueryRow(ctx, sameIndexSQL+`, $1::oid::regclass::text`, oid).Scan(&dup, &name); err != nil {
-			return fmt.Errorf("comparing the indexes of %s: %w", qname, err)
+			return false, fmt.Errorf("comparing the indexes of %s: %w", qname, err)
 		}
-		if dup {
-			// name is regclass output: quoted and qualified as needed.
-			if _, err := tx.Exec(ctx, "DROP INDEX "+name); err != nil {
-				return fmt.Errorf("dropping the duplicate index %s: %w", name, err)
-			}
+		// name is regclass output: quoted and qualified as needed.
+		if _, err := tx.Exec(ctx, "DROP INDEX "+name); err != nil {
+			return false, fmt.Errorf("dropping the probe index %s: %w", name, err)
 		}
+		return dup, nil
 	}
-	return nil
+	return false, fmt.Errorf("internal error: CREATE INDEX on %s made no index", qname)
 }
 
 // Drop removes a series table, its partitions and its catalog row.
