@@ -156,6 +156,10 @@ func (c *Cluster) Start(ctx context.Context) (Info, error) {
 		}
 		return info, nil
 	}
+	crashed, err := c.clearDeadServer(ctx)
+	if err != nil {
+		return Info{}, err
+	}
 	sock := c.SocketDir()
 	if err := os.MkdirAll(sock, 0o700); err != nil {
 		return Info{}, fmt.Errorf("creating socket directory %q: %w", sock, err)
@@ -169,7 +173,12 @@ func (c *Cluster) Start(ctx context.Context) (Info, error) {
 		if err := c.writeRuntimeConf(port, sock); err != nil {
 			return Info{}, err
 		}
+		stopWatch := func() {}
+		if crashed {
+			stopWatch = c.watchRecovery(c.logSize())
+		}
 		err := c.pgctlStart(ctx)
+		stopWatch()
 		if err == nil {
 			info, ok, err := c.running()
 			if err != nil {

@@ -52,9 +52,10 @@ func readPidFile(dataDir string) (pidFile, bool, error) {
 	return p, true, nil
 }
 
-// alivePostgres reports whether pid is a live postgres process.
+// alivePostgres reports whether pid is a live postgres process (not a
+// zombie).
 func alivePostgres(pid int) bool {
-	if pid <= 0 {
+	if pid <= 0 || processDead(pid) {
 		return false
 	}
 	if err := syscall.Kill(pid, 0); err != nil && !errors.Is(err, syscall.EPERM) {
@@ -78,7 +79,7 @@ func (c *Cluster) running() (Info, bool, error) {
 		return Info{}, false, err
 	}
 	if !alivePostgres(p.pid) {
-		if p.pid > 0 && syscall.Kill(p.pid, 0) == nil {
+		if p.pid > 0 && !processDead(p.pid) && syscall.Kill(p.pid, 0) == nil {
 			// The pid was reused by another program: the server would refuse
 			// to start while the file names a live process.
 			if err := os.Remove(filepath.Join(c.cfg.DataDir, "postmaster.pid")); err != nil {
@@ -209,4 +210,22 @@ func (c *Cluster) Destroy(ctx context.Context) error {
 	_ = os.RemoveAll(c.SocketDir())
 	_ = os.Remove(c.SocketDir() + ".lock")
 	return nil
+}
+
+// processDead reports whether pid has exited: gone, or a zombie not yet
+// reaped (kill(pid, 0) still succeeds on a zombie, and PostgreSQL then
+// takes its lock files for a live server's).
+func processDead(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return true
+	}
+	// The state follows the parenthesised command name, which may itself
+	// contain parentheses.
+	i := strings.LastIndexByte(string(b), ')')
+	if i < 0 || i+2 >= len(b) {
+		return false
+	}
+	st := b[i+2]
+	return st == 'Z' || st == 'X' || st == 'x'
 }
