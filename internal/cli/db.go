@@ -19,7 +19,8 @@ func newDBCmd(a *app) *cobra.Command {
 		Short: "Manage pgts' embedded PostgreSQL cluster",
 		Long: `Manage the private PostgreSQL cluster pgts runs when no database is configured.
 
-The cluster lives in --data-dir (env PGTS_DATA_DIR, default ./pgts-data),
+The cluster lives in --data-dir (env PGTS_DATA_DIR; default one per user:
+$XDG_DATA_HOME/pgts or ~/.local/share/pgts, and /var/lib/pgts as root),
 listens on 127.0.0.1 and on a Unix socket in a short private directory under
 /tmp, and is tuned for this machine (the settings are in pgts.conf inside the
 data dir; 'pgts db tune' explains them). As root, the server runs as the

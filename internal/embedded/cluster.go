@@ -341,16 +341,18 @@ func (c *Cluster) ensureInitialised(ctx context.Context) error {
 			return fmt.Errorf("data directory %q was created by PostgreSQL %d, but the binaries in %q are PostgreSQL %s: "+
 				"pass --pg-bindir with PostgreSQL %d binaries, or use another --data-dir", dir, major, c.cfg.Binaries.Dir, c.cfg.Binaries.Version, major)
 		}
-		_, err = c.user.ensureReachable(dir)
-		return err
+		return c.user.checkReachable(dir)
 	}
 	if !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) {
 		return fmt.Errorf("reading %q: %w", filepath.Join(dir, "PG_VERSION"), err)
 	}
+	if err := c.user.checkReachable(dir); err != nil {
+		return err
+	}
 	entries, err := os.ReadDir(dir)
 	switch {
 	case errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR):
-		if err := os.MkdirAll(dir, 0o700); err != nil {
+		if err := mkdirReachable(dir); err != nil {
 			return fmt.Errorf("cannot create data directory %q: %w (choose another with --data-dir or PGTS_DATA_DIR)", dir, err)
 		}
 	case err != nil:
@@ -367,13 +369,6 @@ func (c *Cluster) ensureInitialised(ctx context.Context) error {
 	if err := os.Chmod(dir, 0o700); err != nil {
 		return fmt.Errorf("setting permissions of %q: %w", dir, err)
 	}
-	changed, err := c.user.ensureReachable(dir)
-	if err != nil {
-		return err
-	}
-	for _, d := range changed {
-		c.log.Warn("allowed the server's user to traverse a directory on the data dir's path", "dir", d, "user", c.user.name)
-	}
 	// initdb wants an empty directory: the password file waits in the
 	// private socket directory until initdb has run.
 	sock := c.SocketDir()
@@ -389,7 +384,7 @@ func (c *Cluster) ensureInitialised(ctx context.Context) error {
 		return err
 	}
 	defer os.Remove(pwFile)
-	c.log.Info("initialising a new cluster", "data_dir", dir, "version", c.cfg.Binaries.Version, "user", c.user.name)
+	c.log.Info("creating a new PostgreSQL cluster (settings for this machine in its pgts.conf)", "data_dir", dir, "version", c.cfg.Binaries.Version, "user", c.user.name)
 	if _, err := c.user.run(ctx, c.cfg.Binaries.Path("initdb"), "-D", dir, "-U", SuperUser, "--pwfile", pwFile,
 		"--auth-local=trust", "--auth-host=scram-sha-256", "--encoding=UTF8", "--locale=C", "--no-instructions"); err != nil {
 		return fmt.Errorf("initialising %q: %w", dir, err)
