@@ -1,6 +1,9 @@
 package cli
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // TestDefaultDataDir: the default data dir is per user, not per working
 // directory; the flag and PGTS_DATA_DIR override it.
@@ -28,5 +31,13 @@ func TestDefaultDataDir(t *testing.T) {
 	a := &app{env: Env{Getenv: func(string) string { return "" }}}
 	if _, err := a.dataDirPathFor(false); err == nil {
 		t.Error("no HOME, no XDG_DATA_HOME, not root: want an error asking for --data-dir")
+	}
+}
+
+// TestTuneDiskFree: db tune bounds WAL by the free disk, and says so.
+func TestTuneDiskFree(t *testing.T) {
+	out, stderr, code := run(t, nil, "db", "tune", "--memory", "16GB", "--cpus", "8", "--disk-free", "8GB")
+	if code != 0 || !strings.Contains(out, "max_wal_size                       = 1GB") || !strings.Contains(out, "free disk") {
+		t.Fatalf("exit %d, output:\n%s%s", code, out, stderr)
 	}
 }

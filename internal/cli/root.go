@@ -168,6 +168,7 @@ func (a *app) cluster() (*embedded.Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
+	m.DiskFreeBytes, _ = embedded.DiskFree(dir) // unknown: WAL sized by memory
 	return embedded.New(embedded.Config{DataDir: dir, Binaries: bins, Settings: embedded.Tune(m), Logger: a.log})
 }
 

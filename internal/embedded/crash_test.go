@@ -57,6 +57,10 @@ func TestStartRightAfterKill(t *testing.T) {
 		query1(t, again)
 		info = again
 	}
+	st, err := c.Status()
+	if err != nil || st.WALBytes <= 0 || st.DiskFreeBytes <= 0 {
+		t.Errorf("status = %+v, %v; want the WAL size and the free disk", st, err)
+	}
 	if !strings.Contains(logs.String(), "crash recovery: ") || !strings.Contains(logs.String(), "redo") {
 		t.Fatalf("the log does not mention crash recovery:\n%s", logs.String())
 	}

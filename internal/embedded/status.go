@@ -123,7 +123,11 @@ type State struct {
 	Stale       bool // a pid file remains from a server that was killed
 	Info        Info
 	SizeBytes   int64
-	Uptime      time.Duration
+	WALBytes    int64 // of pg_wal, included in SizeBytes
+	// DiskFreeBytes is the free space on the data dir's file system (0
+	// when unknown).
+	DiskFreeBytes int64
+	Uptime        time.Duration
 }
 
 // Status inspects the data dir without starting anything.
@@ -134,6 +138,8 @@ func (c *Cluster) Status() (State, error) {
 	}
 	s.Initialised = true
 	s.SizeBytes = dirSize(c.cfg.DataDir)
+	s.WALBytes = dirSize(filepath.Join(c.cfg.DataDir, "pg_wal"))
+	s.DiskFreeBytes, _ = DiskFree(c.cfg.DataDir)
 	info, ok, err := c.running()
 	if err != nil {
 		return s, err
