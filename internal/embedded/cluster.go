@@ -121,18 +121,42 @@ func (c *Cluster) TCPConnString(i Info, db string) (string, error) {
 	return u.String(), nil
 }
 
-// lock serialises Start, Stop and Destroy across processes.
+// lock serialises Start, Stop and Destroy across processes. Stop and
+// Destroy delete the lock file while they hold it, so a lock taken on a
+// file that has meanwhile been unlinked (or replaced) is dropped and taken
+// again on the file now at the path.
 func (c *Cluster) lock() (func(), error) {
-	path := c.SocketDir() + ".lock"
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("opening lock file %q: %w", path, err)
-	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+	path := c.lockPath()
+	for {
+		f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
+		if err != nil {
+			return nil, fmt.Errorf("opening lock file %q: %w", path, err)
+		}
+		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("locking %q: %w", path, err)
+		}
+		held, err1 := f.Stat()
+		now, err2 := os.Stat(path)
+		if err1 == nil && err2 == nil && os.SameFile(held, now) {
+			return func() { f.Close() }, nil
+		}
 		f.Close()
-		return nil, fmt.Errorf("locking %q: %w", path, err)
 	}
-	return func() { f.Close() }, nil
+}
+
+func (c *Cluster) lockPath() string { return c.SocketDir() + ".lock" }
+
+// removeRuntimeFiles deletes the socket directory and the lock file under
+// /tmp once no server runs. The caller holds the lock.
+func (c *Cluster) removeRuntimeFiles() error {
+	if err := os.RemoveAll(c.SocketDir()); err != nil {
+		return fmt.Errorf("removing the socket directory: %w", err)
+	}
+	if err := os.Remove(c.lockPath()); err != nil && !os.IsNotExist(err) {
+		return fmt.Errorf("removing the lock file: %w", err)
+	}
+	return nil
 }
 
 // Start initialises the data dir when it is new, and starts the server

@@ -187,35 +187,51 @@ const (
 	Immediate StopMode = "immediate"
 )
 
-// Stop stops the server. Stopping a stopped cluster is not an error; it
-// reports whether the server was running.
+// Stop stops the server, and removes its socket directory and lock file
+// under /tmp. Stopping a stopped cluster is not an error; it reports
+// whether the server was running.
 func (c *Cluster) Stop(ctx context.Context, mode StopMode) (bool, error) {
 	unlock, err := c.lock()
 	if err != nil {
 		return false, err
 	}
 	defer unlock()
-	_, ok, err := c.running()
-	if err != nil || !ok {
-		return false, err
-	}
-	if _, err := c.user.run(ctx, c.cfg.Binaries.Path("pg_ctl"), "stop", "-D", c.cfg.DataDir, "-m", string(mode), "-w", "-s"); err != nil {
-		return true, fmt.Errorf("stopping PostgreSQL in %q: %w", c.cfg.DataDir, err)
-	}
-	return true, nil
+	return c.stopLocked(ctx, mode)
 }
 
-// Destroy stops the server and deletes the data dir and socket dir.
+func (c *Cluster) stopLocked(ctx context.Context, mode StopMode) (bool, error) {
+	_, ok, err := c.running()
+	if err != nil {
+		return false, err
+	}
+	if ok {
+		if _, err := c.user.run(ctx, c.cfg.Binaries.Path("pg_ctl"), "stop", "-D", c.cfg.DataDir, "-m", string(mode), "-w", "-s"); err != nil {
+			return true, fmt.Errorf("stopping PostgreSQL in %q: %w", c.cfg.DataDir, err)
+		}
+	}
+	if len(processesIn(c.cfg.DataDir)) > 0 {
+		// Backends of a killed server still run: their socket lock files
+		// must stay until they are gone.
+		return ok, nil
+	}
+	return ok, c.removeRuntimeFiles()
+}
+
+// Destroy stops the server and deletes the data dir, the socket dir and the
+// lock file.
 func (c *Cluster) Destroy(ctx context.Context) error {
-	if _, err := c.Stop(ctx, Immediate); err != nil {
+	unlock, err := c.lock()
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if _, err := c.stopLocked(ctx, Immediate); err != nil {
 		return err
 	}
 	if err := os.RemoveAll(c.cfg.DataDir); err != nil {
 		return fmt.Errorf("removing %q: %w", c.cfg.DataDir, err)
 	}
-	_ = os.RemoveAll(c.SocketDir())
-	_ = os.Remove(c.SocketDir() + ".lock")
-	return nil
+	return c.removeRuntimeFiles()
 }
 
 // processDead reports whether pid has exited: gone, or a zombie not yet
