@@ -110,14 +110,14 @@ partition covers exactly one --interval as pgts aligns it.`,
 			if columns == "" && like == "" {
 				return usagef("give the columns with --columns, or copy them from a table with --like")
 			}
-			_, tcol, err := pg.SplitQualified(timeCol)
+			tcol, err := pg.ColumnName(timeCol)
 			if err != nil {
 				return usagef("--time-column: %v", err)
 			}
 			spec := partition.CreateSpec{Schema: schema, Name: name, Columns: columns, Like: like, TimeColumn: tcol,
 				EpochUnit: epoch, HashPartitions: hashParts, Premake: premake, ExtraIndexes: indexOn}
 			if hashCol != "" {
-				if _, spec.HashColumn, err = pg.SplitQualified(hashCol); err != nil {
+				if spec.HashColumn, err = pg.ColumnName(hashCol); err != nil {
 					return usagef("--hash-column: %v", err)
 				}
 			}

@@ -67,3 +67,17 @@ func TestGhostTables(t *testing.T) {
 		t.Fatalf("plain has %d rows (%v), want 2", n, err)
 	}
 }
+
+// TestTableCreateMessages: errors about columns name a column, and a
+// bigint time column's error says which flag gives its unit.
+func TestTableCreateMessages(t *testing.T) {
+	env := map[string]string{"DATABASE_URL": pgtest.DB(t)}
+	_, stderr, code := run(t, env, "table", "create", "m", "--columns", "time timestamptz not null", "--time-column", `"unterminated`)
+	if code != 2 || !strings.Contains(stderr, "column name") || strings.Contains(stderr, "table name") {
+		t.Errorf("bad --time-column: %d %q", code, stderr)
+	}
+	_, stderr, code = run(t, env, "table", "create", "m", "--columns", "time bigint not null")
+	if code == 0 || !strings.Contains(stderr, "--epoch") {
+		t.Errorf("bigint time column without --epoch: %d %q", code, stderr)
+	}
+}

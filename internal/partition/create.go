@@ -342,7 +342,7 @@ func checkColumns(ctx context.Context, tx pgx.Tx, s CreateSpec, qname string) (T
 	}
 	tt, err := ParseTimeType(typ, s.EpochUnit)
 	if err != nil {
-		return 0, fmt.Errorf("time column %q: %w", s.TimeColumn, err)
+		return 0, fmt.Errorf("column %q: %w", s.TimeColumn, err)
 	}
 	if _, err := tx.Exec(ctx, fmt.Sprintf("ALTER TABLE %s ALTER COLUMN %s SET NOT NULL", qname, pg.QuoteIdent(s.TimeColumn))); err != nil {
 		return 0, fmt.Errorf("making time column %q NOT NULL: %w", s.TimeColumn, err)
