@@ -38,3 +38,12 @@ func TestStopAndDestroyLeaveNothingInTmp(t *testing.T) {
 	}
 	gone("destroy")
 }
+
+// TestStatusBeforeCreation names the version that would be used.
+func TestStatusBeforeCreation(t *testing.T) {
+	c := newTestCluster(t, Config{AnyPort: true})
+	st, err := c.Status()
+	if err != nil || st.Initialised || st.Info.Version == "" || st.Info.DataDir != c.DataDir() {
+		t.Fatalf("status = %+v, %v", st, err)
+	}
+}

@@ -132,8 +132,9 @@ type State struct {
 
 // Status inspects the data dir without starting anything.
 func (c *Cluster) Status() (State, error) {
-	var s State
+	s := State{Info: Info{DataDir: c.cfg.DataDir, Version: c.cfg.Binaries.Version}}
 	if _, err := os.Stat(filepath.Join(c.cfg.DataDir, "PG_VERSION")); err != nil {
+		s.DiskFreeBytes, _ = DiskFree(c.cfg.DataDir)
 		return s, nil
 	}
 	s.Initialised = true
