@@ -6,15 +6,20 @@ BIN     := bin/pgts
 VERSION := $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X github.com/pgts/pgts/internal/cli.Version=$(VERSION)
 
-.PHONY: all build deps demo test fmt-check vet parity bench-load bench-insert bench-partition bench-serve clean
+.PHONY: all build deps test-deps demo test fmt-check vet parity bench-load bench-insert bench-partition bench-serve clean
 
 all: build
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/pgts
 
+# The demo needs PostgreSQL and Go modules; the tests also need Chromium
+# (pgts report's tests).
 deps:
 	@scripts/install-deps.sh
+
+test-deps:
+	@scripts/install-deps.sh chromium
 
 demo: deps build
 	@scripts/demo.sh $(BIN)
@@ -26,7 +31,7 @@ fmt-check:
 vet:
 	$(GO) vet ./...
 
-test: deps fmt-check vet
+test: test-deps fmt-check vet
 	$(GO) test -race -timeout 20m ./...
 
 # parity: pgts serve against carbon-cache + whisper + graphite-web 1.1.10

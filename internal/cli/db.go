@@ -19,7 +19,8 @@ func newDBCmd(a *app) *cobra.Command {
 		Short: "Manage pgts' embedded PostgreSQL cluster",
 		Long: `Manage the private PostgreSQL cluster pgts runs when no database is configured.
 
-The cluster lives in --data-dir (env PGTS_DATA_DIR, default ./pgts-data),
+The cluster lives in --data-dir (env PGTS_DATA_DIR; default one per user:
+$XDG_DATA_HOME/pgts or ~/.local/share/pgts, and /var/lib/pgts as root),
 listens on 127.0.0.1 and on a Unix socket in a short private directory under
 /tmp, and is tuned for this machine (the settings are in pgts.conf inside the
 data dir; 'pgts db tune' explains them). As root, the server runs as the
@@ -116,6 +117,8 @@ type clusterJSON struct {
 	SocketDir   string  `json:"socket_dir,omitempty"`
 	PID         int     `json:"pid,omitempty"`
 	SizeBytes   int64   `json:"size_bytes,omitempty"`
+	WALBytes    int64   `json:"wal_bytes,omitempty"`
+	DiskFree    int64   `json:"disk_free_bytes,omitempty"`
 	UptimeSec   float64 `json:"uptime_seconds,omitempty"`
 	URL         string  `json:"url,omitempty"`
 }
@@ -125,6 +128,7 @@ func infoJSON(info embedded.Info, st *embedded.State) clusterJSON {
 		SocketDir: info.SocketDir, PID: info.PID, URL: info.ConnString("postgres")}
 	if st != nil {
 		j.Running, j.Initialised, j.Stale, j.SizeBytes, j.UptimeSec = st.Running, st.Initialised, st.Stale, st.SizeBytes, st.Uptime.Seconds()
+		j.WALBytes, j.DiskFree = st.WALBytes, st.DiskFreeBytes
 		if !st.Running {
 			j.PID, j.URL = 0, ""
 		}
@@ -136,7 +140,7 @@ func newDBStatusCmd(a *app) *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:     "status",
-		Short:   "Show the embedded cluster's version, data dir, port, socket, size and uptime",
+		Short:   "Show the embedded cluster's version, data dir, port, socket, size, WAL, free disk and uptime",
 		Example: "  pgts db status\n  pgts db status --json",
 		Args:    exactArgs(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -165,7 +169,10 @@ func newDBStatusCmd(a *app) *cobra.Command {
 			fmt.Fprintf(w, "version:   PostgreSQL %s\n", st.Info.Version)
 			fmt.Fprintf(w, "data dir:  %s\n", c.DataDir())
 			if st.Initialised {
-				fmt.Fprintf(w, "size:      %s\n", humanBytes(st.SizeBytes))
+				fmt.Fprintf(w, "size:      %s (WAL %s)\n", humanBytes(st.SizeBytes), humanBytes(st.WALBytes))
+			}
+			if st.DiskFreeBytes > 0 {
+				fmt.Fprintf(w, "disk free: %s\n", humanBytes(st.DiskFreeBytes))
 			}
 			if st.Running {
 				fmt.Fprintf(w, "port:      %d (127.0.0.1)\n", st.Info.Port)
@@ -330,14 +337,16 @@ func newDBDestroyCmd(a *app) *cobra.Command {
 }
 
 func newDBTuneCmd(a *app) *cobra.Command {
-	var memory string
+	var memory, diskFree string
 	var cpus int
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "tune",
 		Short: "Print recommended PostgreSQL settings for a machine (applies nothing)",
 		Long: `Print postgresql.conf settings recommended for time-series loading on a
-server with the given memory and cores (default: this machine). Nothing is
+server with the given memory, cores and free disk (default: this machine,
+and the free space where the embedded cluster's data dir is); WAL is kept to
+an eighth of the free disk. Nothing is
 applied: paste the output into postgresql.conf or an included file, or use
 ALTER SYSTEM. The embedded cluster is created with these settings in pgts.conf.`,
 		Example: `  pgts db tune
@@ -362,6 +371,13 @@ ALTER SYSTEM. The embedded cluster is created with these settings in pgts.conf.`
 				}
 				m.CPUs = cpus
 			}
+			if diskFree != "" {
+				if m.DiskFreeBytes, err = embedded.ParseSize(diskFree); err != nil {
+					return usagef("--disk-free: %v", err)
+				}
+			} else if dir, err := a.dataDirPath(); err == nil {
+				m.DiskFreeBytes, _ = embedded.DiskFree(dir)
+			}
 			settings := embedded.Tune(m)
 			if asJSON {
 				out := map[string]string{}
@@ -370,12 +386,17 @@ ALTER SYSTEM. The embedded cluster is created with these settings in pgts.conf.`
 				}
 				return writeJSON(a, out)
 			}
-			header := fmt.Sprintf("pgts db tune for %s of memory and %d cores (%s)", humanBytes(m.MemoryBytes), m.CPUs, time.Now().UTC().Format("2006-01-02"))
+			disk := "unknown free disk"
+			if m.DiskFreeBytes > 0 {
+				disk = humanBytes(m.DiskFreeBytes) + " of free disk"
+			}
+			header := fmt.Sprintf("pgts db tune for %s of memory, %d cores and %s (%s)", humanBytes(m.MemoryBytes), m.CPUs, disk, time.Now().UTC().Format("2006-01-02"))
 			return embedded.WriteConf(a.env.Stdout, header, settings)
 		},
 	}
 	cmd.Flags().StringVar(&memory, "memory", "", "memory of the server, e.g. 16GB (default: this machine's)")
 	cmd.Flags().IntVar(&cpus, "cpus", runtime.NumCPU(), "cores of the server")
+	cmd.Flags().StringVar(&diskFree, "disk-free", "", "free disk space for the data, e.g. 100GB (default: free space at the data dir)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the settings as a JSON object")
 	return cmd
 }

@@ -90,7 +90,7 @@ started on demand.`,
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &pg.UsageError{Err: err} })
 	pf := root.PersistentFlags()
 	pf.StringVar(&a.db, "db", "", "PostgreSQL connection URL or key=value string (default: DATABASE_URL, PG* variables, else the embedded cluster)")
-	pf.StringVar(&a.dataDir, "data-dir", "", "embedded cluster data directory (env PGTS_DATA_DIR, default ./pgts-data)")
+	pf.StringVar(&a.dataDir, "data-dir", "", "embedded cluster data directory (env PGTS_DATA_DIR; default $XDG_DATA_HOME/pgts or ~/.local/share/pgts, /var/lib/pgts as root)")
 	pf.StringVar(&a.binDir, "pg-bindir", "", "directory of the PostgreSQL server binaries for the embedded cluster (default: pg_config, /usr/lib/postgresql/*/bin, PATH)")
 	pf.BoolVarP(&a.verbose, "verbose", "v", false, "log debugging detail")
 	pf.BoolVarP(&a.quiet, "quiet", "q", false, "log only warnings and errors; no progress bar")
@@ -119,14 +119,33 @@ func version() string {
 	return v + " " + runtime.Version()
 }
 
-// dataDirPath resolves the embedded data dir: flag, PGTS_DATA_DIR, ./pgts-data.
-func (a *app) dataDirPath() (string, error) {
+// dataDirPath resolves the embedded data dir: --data-dir, PGTS_DATA_DIR,
+// else one per user (see dataDirPathFor), never one per working directory.
+func (a *app) dataDirPath() (string, error) { return a.dataDirPathFor(os.Geteuid() == 0) }
+
+// dataDirPathFor is dataDirPath for root or another user. The per-user
+// default is the XDG data directory: $XDG_DATA_HOME/pgts (when absolute),
+// else ~/.local/share/pgts. As root without XDG_DATA_HOME it is
+// /var/lib/pgts, because the server then runs as postgres, which cannot
+// enter /root.
+func (a *app) dataDirPathFor(root bool) (string, error) {
 	d := a.dataDir
 	if d == "" {
 		d = a.env.Getenv("PGTS_DATA_DIR")
 	}
 	if d == "" {
-		d = "pgts-data"
+		xdg := a.env.Getenv("XDG_DATA_HOME")
+		home := a.env.Getenv("HOME")
+		switch {
+		case filepath.IsAbs(xdg):
+			d = filepath.Join(xdg, "pgts")
+		case root:
+			d = "/var/lib/pgts"
+		case filepath.IsAbs(home):
+			d = filepath.Join(home, ".local", "share", "pgts")
+		default:
+			return "", usagef("no data directory for the embedded cluster: HOME is not set; give one with --data-dir or PGTS_DATA_DIR")
+		}
 	}
 	abs, err := filepath.Abs(d)
 	if err != nil {
@@ -149,6 +168,7 @@ func (a *app) cluster() (*embedded.Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
+	m.DiskFreeBytes, _ = embedded.DiskFree(dir) // unknown: WAL sized by memory
 	return embedded.New(embedded.Config{DataDir: dir, Binaries: bins, Settings: embedded.Tune(m), Logger: a.log})
 }
 

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"text/tabwriter"
 	"time"
@@ -84,13 +85,21 @@ limit) up to now + --accept-future (default: the end of the premade
 partitions); the loader rejects others with a reason.
 
 Every PRIMARY KEY and UNIQUE constraint must include the time column,
-because PostgreSQL enforces uniqueness per partition.`,
+because PostgreSQL enforces uniqueness per partition.
+
+To bring an existing table under pgts' management, name it twice:
+"table create NAME --like NAME". An empty plain table is converted in place;
+a table already partitioned by range on its time column (restored from a
+dump, or made by hand) is adopted with its rows and partitions, when each
+partition covers exactly one --interval as pgts aligns it.`,
 		Example: `  pgts table create conditions \
     --columns "time timestamptz not null, device int not null, temperature float8, humidity float8" \
     --interval "1 week" --retention "90 days" --index-on "device, time"
 
   pgts table create metrics --columns "ts bigint not null, series int, value float8" \
-    --time-column ts --epoch ms --interval "1 day" --hash-column series --hash-partitions 4`,
+    --time-column ts --epoch ms --interval "1 day" --hash-column series --hash-partitions 4
+
+  pgts table create sensors --like sensors --interval "1 month"`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
@@ -101,14 +110,14 @@ because PostgreSQL enforces uniqueness per partition.`,
 			if columns == "" && like == "" {
 				return usagef("give the columns with --columns, or copy them from a table with --like")
 			}
-			_, tcol, err := pg.SplitQualified(timeCol)
+			tcol, err := pg.ColumnName(timeCol)
 			if err != nil {
 				return usagef("--time-column: %v", err)
 			}
 			spec := partition.CreateSpec{Schema: schema, Name: name, Columns: columns, Like: like, TimeColumn: tcol,
 				EpochUnit: epoch, HashPartitions: hashParts, Premake: premake, ExtraIndexes: indexOn}
 			if hashCol != "" {
-				if _, spec.HashColumn, err = pg.SplitQualified(hashCol); err != nil {
+				if spec.HashColumn, err = pg.ColumnName(hashCol); err != nil {
 					return usagef("--hash-column: %v", err)
 				}
 			}
@@ -161,7 +170,7 @@ because PostgreSQL enforces uniqueness per partition.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&columns, "columns", "", `column definitions, e.g. "time timestamptz not null, device int, temp float8"`)
-	f.StringVar(&like, "like", "", "copy columns, defaults, constraints and indexes from this table (an empty table of the same name is converted in place)")
+	f.StringVar(&like, "like", "", "copy columns, defaults, constraints and indexes from this table (an empty table of the same name is converted in place; one of the same name already partitioned by range on the time column is adopted as it is)")
 	f.StringVar(&timeCol, "time-column", "time", "the column to partition by")
 	f.StringVar(&epoch, "epoch", "", "unit of a bigint time column: s, ms or us")
 	f.StringVar(&interval, "interval", "1 week", "time span of one partition (any PostgreSQL interval)")
@@ -191,7 +200,7 @@ func newTableListCmd(a *app) *cobra.Command {
 				return err
 			}
 			defer pool.Close()
-			tables, err := m.Tables(ctx)
+			tables, stale, err := m.CheckedTables(ctx)
 			if err != nil {
 				return err
 			}
@@ -203,6 +212,9 @@ func newTableListCmd(a *app) *cobra.Command {
 				}
 				out = append(out, describeTable(t, parts, m.Now(), false))
 			}
+			for _, e := range stale {
+				out = append(out, tableJSON{Table: e.String(), Stale: staleText(e)})
+			}
 			if asJSON {
 				if out == nil {
 					out = []tableJSON{}
@@ -212,9 +224,19 @@ func newTableListCmd(a *app) *cobra.Command {
 			tw := tabwriter.NewWriter(a.env.Stdout, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "TABLE\tTIME COLUMN\tINTERVAL\tPARTITIONS\tRETENTION\tSIZE")
 			for _, t := range out {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", t.Table, t.TimeColumn, t.Interval, t.PartitionCount, orDash(t.Retention), humanBytes(t.TableBytes+t.IndexBytes))
+				if t.Stale == "" {
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", t.Table, t.TimeColumn, t.Interval, t.PartitionCount, orDash(t.Retention), humanBytes(t.TableBytes+t.IndexBytes))
+				}
 			}
-			return tw.Flush()
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			for _, t := range out {
+				if t.Stale != "" {
+					fmt.Fprintf(a.env.Stdout, "%s: stale: %s\n", t.Table, t.Stale)
+				}
+			}
+			return nil
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
@@ -246,6 +268,18 @@ type tableJSON struct {
 	TableBytes     int64           `json:"table_bytes"`
 	IndexBytes     int64           `json:"index_bytes"`
 	Partitions     []partitionJSON `json:"partitions,omitempty"`
+	// Stale is set (and nothing else but Table) for a catalog entry whose
+	// table was dropped or replaced outside pgts; listing removed it.
+	Stale string `json:"stale,omitempty"`
+}
+
+// staleText says what was wrong with a stale catalog entry and what pgts
+// did about it.
+func staleText(e partition.StaleEntry) string {
+	if !e.Removed {
+		return "the table " + e.Reason + "; removing its catalog entry failed (run pgts as the table's owner)"
+	}
+	return "the table " + e.Reason + "; its catalog entry has been removed"
 }
 
 func describeTable(t *partition.Table, parts []partition.Partition, now time.Time, withParts bool) tableJSON {
@@ -276,6 +310,20 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// staleOf returns the stale catalog entry an error from Manager.Table
+// reports, or nil.
+func staleOf(err error) *partition.StaleEntry {
+	var nf *partition.TableNotFoundError
+	var nst *partition.NotSeriesTableError
+	switch {
+	case errors.As(err, &nf):
+		return nf.Stale
+	case errors.As(err, &nst):
+		return nst.Stale
+	}
+	return nil
 }
 
 func newTableShowCmd(a *app) *cobra.Command {
@@ -347,6 +395,12 @@ func newTableDropCmd(a *app) *cobra.Command {
 			}
 			defer pool.Close()
 			t, err := m.Table(ctx, args[0])
+			if stale := staleOf(err); stale != nil && stale.Removed {
+				// Dropped or replaced outside pgts: removing the catalog
+				// entry was all there was to do.
+				a.log.Info("removed the stale catalog entry; no series table was left to drop", "table", stale.String(), "reason", "the table "+stale.Reason)
+				return nil
+			}
 			if err != nil {
 				return err
 			}

@@ -4,7 +4,7 @@
 //
 // Glossary:
 //
-//	data dir    the cluster's directory (PGDATA), default ./pgts-data
+//	data dir    the cluster's directory (PGDATA), chosen by the caller
 //	bin dir     the directory holding initdb, pg_ctl and postgres
 //	socket dir  a short directory under /tmp holding the Unix socket, named
 //	            from a hash of the data dir so that every pgts process finds

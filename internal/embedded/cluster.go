@@ -121,18 +121,42 @@ func (c *Cluster) TCPConnString(i Info, db string) (string, error) {
 	return u.String(), nil
 }
 
-// lock serialises Start, Stop and Destroy across processes.
+// lock serialises Start, Stop and Destroy across processes. Stop and
+// Destroy delete the lock file while they hold it, so a lock taken on a
+// file that has meanwhile been unlinked (or replaced) is dropped and taken
+// again on the file now at the path.
 func (c *Cluster) lock() (func(), error) {
-	path := c.SocketDir() + ".lock"
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("opening lock file %q: %w", path, err)
-	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+	path := c.lockPath()
+	for {
+		f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
+		if err != nil {
+			return nil, fmt.Errorf("opening lock file %q: %w", path, err)
+		}
+		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("locking %q: %w", path, err)
+		}
+		held, err1 := f.Stat()
+		now, err2 := os.Stat(path)
+		if err1 == nil && err2 == nil && os.SameFile(held, now) {
+			return func() { f.Close() }, nil
+		}
 		f.Close()
-		return nil, fmt.Errorf("locking %q: %w", path, err)
 	}
-	return func() { f.Close() }, nil
+}
+
+func (c *Cluster) lockPath() string { return c.SocketDir() + ".lock" }
+
+// removeRuntimeFiles deletes the socket directory and the lock file under
+// /tmp once no server runs. The caller holds the lock.
+func (c *Cluster) removeRuntimeFiles() error {
+	if err := os.RemoveAll(c.SocketDir()); err != nil {
+		return fmt.Errorf("removing the socket directory: %w", err)
+	}
+	if err := os.Remove(c.lockPath()); err != nil && !os.IsNotExist(err) {
+		return fmt.Errorf("removing the lock file: %w", err)
+	}
+	return nil
 }
 
 // Start initialises the data dir when it is new, and starts the server
@@ -156,6 +180,10 @@ func (c *Cluster) Start(ctx context.Context) (Info, error) {
 		}
 		return info, nil
 	}
+	crashed, err := c.clearDeadServer(ctx)
+	if err != nil {
+		return Info{}, err
+	}
 	sock := c.SocketDir()
 	if err := os.MkdirAll(sock, 0o700); err != nil {
 		return Info{}, fmt.Errorf("creating socket directory %q: %w", sock, err)
@@ -169,7 +197,12 @@ func (c *Cluster) Start(ctx context.Context) (Info, error) {
 		if err := c.writeRuntimeConf(port, sock); err != nil {
 			return Info{}, err
 		}
+		stopWatch := func() {}
+		if crashed {
+			stopWatch = c.watchRecovery(c.logSize())
+		}
 		err := c.pgctlStart(ctx)
+		stopWatch()
 		if err == nil {
 			info, ok, err := c.running()
 			if err != nil {
@@ -332,16 +365,18 @@ func (c *Cluster) ensureInitialised(ctx context.Context) error {
 			return fmt.Errorf("data directory %q was created by PostgreSQL %d, but the binaries in %q are PostgreSQL %s: "+
 				"pass --pg-bindir with PostgreSQL %d binaries, or use another --data-dir", dir, major, c.cfg.Binaries.Dir, c.cfg.Binaries.Version, major)
 		}
-		_, err = c.user.ensureReachable(dir)
-		return err
+		return c.user.checkReachable(dir)
 	}
 	if !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) {
 		return fmt.Errorf("reading %q: %w", filepath.Join(dir, "PG_VERSION"), err)
 	}
+	if err := c.user.checkReachable(dir); err != nil {
+		return err
+	}
 	entries, err := os.ReadDir(dir)
 	switch {
 	case errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR):
-		if err := os.MkdirAll(dir, 0o700); err != nil {
+		if err := mkdirReachable(dir); err != nil {
 			return fmt.Errorf("cannot create data directory %q: %w (choose another with --data-dir or PGTS_DATA_DIR)", dir, err)
 		}
 	case err != nil:
@@ -358,13 +393,6 @@ func (c *Cluster) ensureInitialised(ctx context.Context) error {
 	if err := os.Chmod(dir, 0o700); err != nil {
 		return fmt.Errorf("setting permissions of %q: %w", dir, err)
 	}
-	changed, err := c.user.ensureReachable(dir)
-	if err != nil {
-		return err
-	}
-	for _, d := range changed {
-		c.log.Warn("allowed the server's user to traverse a directory on the data dir's path", "dir", d, "user", c.user.name)
-	}
 	// initdb wants an empty directory: the password file waits in the
 	// private socket directory until initdb has run.
 	sock := c.SocketDir()
@@ -380,7 +408,7 @@ func (c *Cluster) ensureInitialised(ctx context.Context) error {
 		return err
 	}
 	defer os.Remove(pwFile)
-	c.log.Info("initialising a new cluster", "data_dir", dir, "version", c.cfg.Binaries.Version, "user", c.user.name)
+	c.log.Info("creating a new PostgreSQL cluster (settings for this machine in its pgts.conf)", "data_dir", dir, "version", c.cfg.Binaries.Version, "user", c.user.name)
 	if _, err := c.user.run(ctx, c.cfg.Binaries.Path("initdb"), "-D", dir, "-U", SuperUser, "--pwfile", pwFile,
 		"--auth-local=trust", "--auth-host=scram-sha-256", "--encoding=UTF8", "--locale=C", "--no-instructions"); err != nil {
 		return fmt.Errorf("initialising %q: %w", dir, err)

@@ -30,6 +30,11 @@ func newTestCluster(t *testing.T, cfg Config) *Cluster {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// As root the server runs as postgres, which must pass this directory;
+	// pgts changes only directories it creates.
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	if cfg.DataDir == "" {
 		cfg.DataDir = filepath.Join(dir, "data")
 	}
@@ -193,7 +198,15 @@ func TestNonEmptyDirRefused(t *testing.T) {
 
 func TestUnwritableDataDir(t *testing.T) {
 	// A path below a regular file cannot be created, whoever we are.
-	f := filepath.Join(t.TempDir(), "file")
+	d, err := os.MkdirTemp("/tmp", "pgts-unwritable-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(d) })
+	if err := os.Chmod(d, 0o755); err != nil { // for the server's user, as root
+		t.Fatal(err)
+	}
+	f := filepath.Join(d, "file")
 	os.WriteFile(f, nil, 0o600)
 	c, err := New(Config{DataDir: filepath.Join(f, "data"), Binaries: findBinaries(t)})
 	if err != nil {

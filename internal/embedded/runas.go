@@ -108,15 +108,14 @@ func (u runUser) canSearch(st os.FileInfo) bool {
 	return mode&0o001 != 0
 }
 
-// ensureReachable makes every ancestor of dir searchable by the run user
-// (adding only the "others may traverse" bit where it is missing), because
-// the server must reach its data directory. It returns the directories it
-// changed so the caller can tell the user.
-func (u runUser) ensureReachable(dir string) ([]string, error) {
+// checkReachable checks that the run user may traverse every existing
+// ancestor of dir. It never changes a directory it did not create: when
+// one is closed to the server's user (a 0700 home directory, as /root),
+// the error names it and says how to fix it.
+func (u runUser) checkReachable(dir string) error {
 	if !u.switched {
-		return nil, nil
+		return nil
 	}
-	var changed []string
 	var ancestors []string
 	for d := filepath.Dir(dir); ; d = filepath.Dir(d) {
 		ancestors = append(ancestors, d)
@@ -127,16 +126,48 @@ func (u runUser) ensureReachable(dir string) ([]string, error) {
 	for i := len(ancestors) - 1; i >= 0; i-- {
 		d := ancestors[i]
 		st, err := os.Stat(d)
+		if os.IsNotExist(err) {
+			return nil // pgts creates the rest, passable
+		}
 		if err != nil {
-			return changed, fmt.Errorf("checking %q: %w", d, err)
+			return fmt.Errorf("checking %q: %w", d, err)
 		}
-		if u.canSearch(st) {
-			continue
+		if !st.IsDir() {
+			return nil // creating the data dir fails, and says so
 		}
-		if err := os.Chmod(d, st.Mode().Perm()|0o001); err != nil {
-			return changed, fmt.Errorf("the server's user %q cannot reach %q and it could not be allowed to: %w", u.name, d, err)
+		if !u.canSearch(st) {
+			return fmt.Errorf("the server runs as user %q (PostgreSQL refuses to run as root), which cannot enter %q (mode %04o): "+
+				"choose a data directory it can reach (--data-dir or PGTS_DATA_DIR, e.g. /var/lib/pgts), or let it pass with: chmod o+x %s",
+				u.name, d, st.Mode().Perm(), d)
 		}
-		changed = append(changed, d)
 	}
-	return changed, nil
+	return nil
+}
+
+// mkdirReachable creates dir (mode 0700) and its missing ancestors, which
+// it makes passable by the run user (0755): they are pgts' own.
+func mkdirReachable(dir string) error {
+	var missing []string
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(d); err == nil {
+			break
+		}
+		missing = append(missing, d)
+		if d == filepath.Dir(d) {
+			break
+		}
+	}
+	for i := len(missing) - 1; i >= 0; i-- {
+		mode := os.FileMode(0o755)
+		if i == 0 {
+			mode = 0o700
+		}
+		if err := os.Mkdir(missing[i], mode); err != nil && !os.IsExist(err) {
+			return err
+		}
+		if err := os.Chmod(missing[i], mode); err != nil { // beat the umask
+			return err
+		}
+	}
+	return nil
 }

@@ -52,9 +52,10 @@ func readPidFile(dataDir string) (pidFile, bool, error) {
 	return p, true, nil
 }
 
-// alivePostgres reports whether pid is a live postgres process.
+// alivePostgres reports whether pid is a live postgres process (not a
+// zombie).
 func alivePostgres(pid int) bool {
-	if pid <= 0 {
+	if pid <= 0 || processDead(pid) {
 		return false
 	}
 	if err := syscall.Kill(pid, 0); err != nil && !errors.Is(err, syscall.EPERM) {
@@ -78,7 +79,7 @@ func (c *Cluster) running() (Info, bool, error) {
 		return Info{}, false, err
 	}
 	if !alivePostgres(p.pid) {
-		if p.pid > 0 && syscall.Kill(p.pid, 0) == nil {
+		if p.pid > 0 && !processDead(p.pid) && syscall.Kill(p.pid, 0) == nil {
 			// The pid was reused by another program: the server would refuse
 			// to start while the file names a live process.
 			if err := os.Remove(filepath.Join(c.cfg.DataDir, "postmaster.pid")); err != nil {
@@ -122,17 +123,24 @@ type State struct {
 	Stale       bool // a pid file remains from a server that was killed
 	Info        Info
 	SizeBytes   int64
-	Uptime      time.Duration
+	WALBytes    int64 // of pg_wal, included in SizeBytes
+	// DiskFreeBytes is the free space on the data dir's file system (0
+	// when unknown).
+	DiskFreeBytes int64
+	Uptime        time.Duration
 }
 
 // Status inspects the data dir without starting anything.
 func (c *Cluster) Status() (State, error) {
-	var s State
+	s := State{Info: Info{DataDir: c.cfg.DataDir, Version: c.cfg.Binaries.Version}}
 	if _, err := os.Stat(filepath.Join(c.cfg.DataDir, "PG_VERSION")); err != nil {
+		s.DiskFreeBytes, _ = DiskFree(c.cfg.DataDir)
 		return s, nil
 	}
 	s.Initialised = true
 	s.SizeBytes = dirSize(c.cfg.DataDir)
+	s.WALBytes = dirSize(filepath.Join(c.cfg.DataDir, "pg_wal"))
+	s.DiskFreeBytes, _ = DiskFree(c.cfg.DataDir)
 	info, ok, err := c.running()
 	if err != nil {
 		return s, err
@@ -180,33 +188,67 @@ const (
 	Immediate StopMode = "immediate"
 )
 
-// Stop stops the server. Stopping a stopped cluster is not an error; it
-// reports whether the server was running.
+// Stop stops the server, and removes its socket directory and lock file
+// under /tmp. Stopping a stopped cluster is not an error; it reports
+// whether the server was running.
 func (c *Cluster) Stop(ctx context.Context, mode StopMode) (bool, error) {
 	unlock, err := c.lock()
 	if err != nil {
 		return false, err
 	}
 	defer unlock()
-	_, ok, err := c.running()
-	if err != nil || !ok {
-		return false, err
-	}
-	if _, err := c.user.run(ctx, c.cfg.Binaries.Path("pg_ctl"), "stop", "-D", c.cfg.DataDir, "-m", string(mode), "-w", "-s"); err != nil {
-		return true, fmt.Errorf("stopping PostgreSQL in %q: %w", c.cfg.DataDir, err)
-	}
-	return true, nil
+	return c.stopLocked(ctx, mode)
 }
 
-// Destroy stops the server and deletes the data dir and socket dir.
+func (c *Cluster) stopLocked(ctx context.Context, mode StopMode) (bool, error) {
+	_, ok, err := c.running()
+	if err != nil {
+		return false, err
+	}
+	if ok {
+		if _, err := c.user.run(ctx, c.cfg.Binaries.Path("pg_ctl"), "stop", "-D", c.cfg.DataDir, "-m", string(mode), "-w", "-s"); err != nil {
+			return true, fmt.Errorf("stopping PostgreSQL in %q: %w", c.cfg.DataDir, err)
+		}
+	}
+	if len(processesIn(c.cfg.DataDir)) > 0 {
+		// Backends of a killed server still run: their socket lock files
+		// must stay until they are gone.
+		return ok, nil
+	}
+	return ok, c.removeRuntimeFiles()
+}
+
+// Destroy stops the server and deletes the data dir, the socket dir and the
+// lock file.
 func (c *Cluster) Destroy(ctx context.Context) error {
-	if _, err := c.Stop(ctx, Immediate); err != nil {
+	unlock, err := c.lock()
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if _, err := c.stopLocked(ctx, Immediate); err != nil {
 		return err
 	}
 	if err := os.RemoveAll(c.cfg.DataDir); err != nil {
 		return fmt.Errorf("removing %q: %w", c.cfg.DataDir, err)
 	}
-	_ = os.RemoveAll(c.SocketDir())
-	_ = os.Remove(c.SocketDir() + ".lock")
-	return nil
+	return c.removeRuntimeFiles()
+}
+
+// processDead reports whether pid has exited: gone, or a zombie not yet
+// reaped (kill(pid, 0) still succeeds on a zombie, and PostgreSQL then
+// takes its lock files for a live server's).
+func processDead(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return true
+	}
+	// The state follows the parenthesised command name, which may itself
+	// contain parentheses.
+	i := strings.LastIndexByte(string(b), ')')
+	if i < 0 || i+2 >= len(b) {
+		return false
+	}
+	st := b[i+2]
+	return st == 'Z' || st == 'X' || st == 'x'
 }

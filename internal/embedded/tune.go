@@ -2,11 +2,14 @@ package embedded
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 )
 
 // Setting is one postgresql.conf parameter with the reason for its value.
@@ -20,7 +23,15 @@ type Setting struct {
 type Machine struct {
 	MemoryBytes int64
 	CPUs        int
+	// DiskFreeBytes is the free space on the data dir's file system; 0
+	// means unknown (WAL is then sized by memory alone).
+	DiskFreeBytes int64
 }
+
+// walDiskShare is the share of the free disk max_wal_size may take: WAL
+// may overshoot max_wal_size between checkpoints, and the data needs the
+// rest.
+const walDiskShare = 8
 
 const (
 	kib = int64(1024)
@@ -63,8 +74,13 @@ func Tune(m Machine) []Setting {
 		walBuffers = 64 * kib
 	}
 	maxWal := int64(2 * gib)
+	walWhy := "few forced checkpoints during bulk loads"
 	if mem >= 8*gib {
 		maxWal = 8 * gib
+	}
+	if free := m.DiskFreeBytes; free > 0 && free/walDiskShare < maxWal {
+		maxWal = max(free/walDiskShare/mib*mib, 64*mib)
+		walWhy = fmt.Sprintf("1/%d of the %s of free disk: WAL must not fill the disk (more free disk, fewer forced checkpoints)", walDiskShare, size(free/mib*mib))
 	}
 	perGather := cpus / 2
 	if perGather < 1 {
@@ -76,8 +92,8 @@ func Tune(m Machine) []Setting {
 		{"maintenance_work_mem", size(maint), "RAM/16, at most 2GB: index builds"},
 		{"work_mem", size(work), "(RAM - shared_buffers) / (max_connections * 3) / 2"},
 		{"wal_buffers", size(walBuffers), "shared_buffers/32, at most 16MB"},
-		{"max_wal_size", size(maxWal), "few forced checkpoints during bulk loads"},
-		{"min_wal_size", size(maxWal / 4), "keep WAL segments for reuse"},
+		{"max_wal_size", size(maxWal), walWhy},
+		{"min_wal_size", size(max(maxWal/4, 32*mib)), "keep WAL segments for reuse"},
 		{"checkpoint_timeout", "15min", "spread checkpoints; fewer full-page writes"},
 		{"checkpoint_completion_target", "0.9", "smooth checkpoint I/O"},
 		{"max_connections", strconv.Itoa(maxConns), "loader workers and daemon connections"},
@@ -183,4 +199,22 @@ func quoteConf(v string) string {
 		return "'" + strings.ReplaceAll(v, "'", "''") + "'"
 	}
 	return v
+}
+
+// DiskFree returns the free space (for an unprivileged user) on the file
+// system that holds path, or holds its nearest existing ancestor when path
+// does not exist yet.
+func DiskFree(path string) (int64, error) {
+	for {
+		var st syscall.Statfs_t
+		err := syscall.Statfs(path, &st)
+		if err == nil {
+			return int64(st.Bavail) * st.Bsize, nil
+		}
+		parent := filepath.Dir(path)
+		if !errors.Is(err, syscall.ENOENT) || parent == path {
+			return 0, fmt.Errorf("reading the free disk space at %q: %w", path, err)
+		}
+		path = parent
+	}
 }

@@ -53,3 +53,31 @@ func TestMemTotal(t *testing.T) {
 		t.Fatalf("memTotal = %d, %v", got, err)
 	}
 }
+
+// TestTuneBoundsWALByDisk: max_wal_size never takes more than an eighth
+// of the free disk, and says why.
+func TestTuneBoundsWALByDisk(t *testing.T) {
+	for _, c := range []struct {
+		free int64
+		want string
+	}{{0, "8GB"}, {1024 * gib, "8GB"}, {10 * gib, "1280MB"}, {1 * gib, "128MB"}, {100 * mib, "64MB"}} {
+		var maxWal, minWal Setting
+		for _, s := range Tune(Machine{MemoryBytes: 24 * gib, CPUs: 2, DiskFreeBytes: c.free}) {
+			switch s.Name {
+			case "max_wal_size":
+				maxWal = s
+			case "min_wal_size":
+				minWal = s
+			}
+		}
+		if maxWal.Value != c.want {
+			t.Errorf("free %d: max_wal_size = %s, want %s", c.free, maxWal.Value, c.want)
+		}
+		if c.free > 0 && c.free < 64*gib && !strings.Contains(maxWal.Why, "free disk") {
+			t.Errorf("free %d: max_wal_size's reason %q does not mention the disk", c.free, maxWal.Why)
+		}
+		if mw, _ := ParseSize(minWal.Value); mw < 32*mib {
+			t.Errorf("free %d: min_wal_size = %s, below 2 segments", c.free, minWal.Value)
+		}
+	}
+}

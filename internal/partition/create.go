@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -27,13 +28,15 @@ const (
 type CreateSpec struct {
 	Schema, Name string // Schema "" means the current schema
 	// Columns is a column list in CREATE TABLE syntax, e.g.
-	// "time timestamptz not null, device int not null, temp float8".
-	// It is sent as one statement of the extended protocol, which cannot
-	// carry a second statement. Exactly one of Columns and Like is set.
+	// "time timestamptz not null, device int not null, temp float8",
+	// parsed and rebuilt by ColumnList (never spliced as given). Exactly
+	// one of Columns and Like is set.
 	Columns string
 	// Like names an existing table whose columns, defaults, constraints and
 	// indexes are adopted. When it names the table being created, that
-	// table must be empty, and is replaced by the series table.
+	// table is either partitioned by range on the time column already, and
+	// registered as it is (see adopt.go), or empty, and replaced by the
+	// series table.
 	Like           string
 	TimeColumn     string
 	EpochUnit      string // "s", "ms" or "us" for a bigint time column
@@ -62,6 +65,11 @@ func (s *CreateSpec) Validate() error {
 	}
 	if (s.Columns == "") == (s.Like == "") {
 		return errors.New("give the columns (--columns) or a table to copy them from (--like), not both")
+	}
+	if s.Columns != "" {
+		if _, err := ColumnList(s.Columns); err != nil {
+			return err
+		}
 	}
 	if err := pg.CheckIdent("time column", s.TimeColumn); err != nil {
 		return err
@@ -175,6 +183,13 @@ func (m *Manager) Create(ctx context.Context, s CreateSpec) (*Table, error) {
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1, hashtext($2))`, catalog.LockKey, t.String()); err != nil {
 			return err
 		}
+		// A catalog entry whose table was dropped or replaced outside
+		// pgts gives way to the new table.
+		if n, err := deleteStale(ctx, tx, s.Schema, s.Name); err != nil {
+			return err
+		} else if n > 0 {
+			m.log.Warn("replaced a stale entry in the pgts catalog (its table had been dropped or replaced outside pgts)", "table", t.String())
+		}
 		var exists, replace bool
 		if err := tx.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`, qname).Scan(&exists); err != nil {
 			return err
@@ -194,8 +209,22 @@ func (m *Manager) Create(ctx context.Context, s CreateSpec) (*Table, error) {
 		if exists && !replace {
 			return fmt.Errorf("table %s already exists (pgts table show %s, or choose another name)", t, t)
 		}
-		if err := createParent(ctx, tx, s, replace); err != nil {
-			return err
+		adopt := false
+		if replace {
+			strategy, key, err := partitionedBy(ctx, tx, qname)
+			if err != nil {
+				return err
+			}
+			if adopt = strategy != 0; adopt {
+				if err := checkAdoptable(s, qname, strategy, key); err != nil {
+					return err
+				}
+			}
+		}
+		if !adopt {
+			if err := createParent(ctx, tx, s, replace); err != nil {
+				return err
+			}
 		}
 		tt, err := checkColumns(ctx, tx, s, qname)
 		if err != nil {
@@ -204,6 +233,11 @@ func (m *Manager) Create(ctx context.Context, s CreateSpec) (*Table, error) {
 		t.TimeType = tt
 		if err := tt.CheckInterval(s.Interval); err != nil {
 			return err
+		}
+		if adopt {
+			if err := checkAdoptedPartitions(ctx, tx, s, tt, qname); err != nil {
+				return err
+			}
 		}
 		if err := createIndexes(ctx, tx, s, qname); err != nil {
 			return err
@@ -243,13 +277,17 @@ func createParent(ctx context.Context, tx pgx.Tx, s CreateSpec, replace bool) er
 			return fmt.Errorf("--like: %w", err)
 		}
 		if hasRows {
-			return fmt.Errorf("table %s has rows: pgts only converts an empty table in place; create a series table under another name and copy the rows (INSERT ... SELECT, or pgts load)", qname)
+			return fmt.Errorf("table %s has rows and is not partitioned: pgts only converts an empty plain table in place (and adopts a table partitioned by range on its time column as it is); create a series table under another name and copy the rows (INSERT ... SELECT, or pgts load)", qname)
 		}
 		target = pg.QuoteQualified(s.Schema, "pgts_replacing")
 	}
 	var ddl string
 	if s.Columns != "" {
-		ddl = fmt.Sprintf("CREATE TABLE %s (%s) PARTITION BY RANGE (%s)", target, s.Columns, pg.QuoteIdent(s.TimeColumn))
+		cols, err := ColumnList(s.Columns)
+		if err != nil {
+			return err
+		}
+		ddl = fmt.Sprintf("CREATE TABLE %s (%s) PARTITION BY RANGE (%s)", target, cols, pg.QuoteIdent(s.TimeColumn))
 	} else {
 		likeSchema, likeName, _ := pg.SplitQualified(s.Like)
 		ddl = fmt.Sprintf("CREATE TABLE %s (LIKE %s INCLUDING DEFAULTS INCLUDING CONSTRAINTS INCLUDING INDEXES INCLUDING STORAGE INCLUDING COMMENTS) PARTITION BY RANGE (%s)",
@@ -304,7 +342,7 @@ func checkColumns(ctx context.Context, tx pgx.Tx, s CreateSpec, qname string) (T
 	}
 	tt, err := ParseTimeType(typ, s.EpochUnit)
 	if err != nil {
-		return 0, fmt.Errorf("time column %q: %w", s.TimeColumn, err)
+		return 0, fmt.Errorf("column %q: %w", s.TimeColumn, err)
 	}
 	if _, err := tx.Exec(ctx, fmt.Sprintf("ALTER TABLE %s ALTER COLUMN %s SET NOT NULL", qname, pg.QuoteIdent(s.TimeColumn))); err != nil {
 		return 0, fmt.Errorf("making time column %q NOT NULL: %w", s.TimeColumn, err)
@@ -345,11 +383,75 @@ func createIndexes(ctx context.Context, tx pgx.Tx, s CreateSpec, qname string) e
 		stmts = append(stmts, fmt.Sprintf("CREATE INDEX ON %s (%s)", qname, list))
 	}
 	for _, st := range stmts {
-		if _, err := tx.Exec(ctx, st); err != nil {
-			return fmt.Errorf("creating index (%s): %w", st, err)
+		if err := createIndexOnce(ctx, tx, qname, st); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// sameIndexSQL is true when index $1 has a twin on its table: same access
+// method, columns, operator classes, orderings, collations, expressions and
+// predicate, and a twin at least as unique.
+const sameIndexSQL = `SELECT EXISTS (SELECT 1 FROM pg_index a JOIN pg_class ca ON ca.oid = a.indexrelid
+	JOIN pg_index b ON b.indrelid = a.indrelid AND b.indexrelid <> a.indexrelid JOIN pg_class cb ON cb.oid = b.indexrelid
+	WHERE a.indexrelid = $1 AND ca.relam = cb.relam AND a.indkey::text = b.indkey::text
+		AND a.indclass::text = b.indclass::text AND a.indoption::text = b.indoption::text
+		AND a.indcollation::text = b.indcollation::text AND b.indisunique >= a.indisunique
+		AND pg_get_expr(a.indexprs, a.indrelid) IS NOT DISTINCT FROM pg_get_expr(b.indexprs, b.indrelid)
+		AND pg_get_expr(a.indpred, a.indrelid) IS NOT DISTINCT FROM pg_get_expr(b.indpred, b.indrelid))`
+
+// createIndexOnce runs one "CREATE INDEX ON qname ..." unless the table
+// already has the same index (copied by --like, kept by an adopted table,
+// or the time index repeated by --index-on): every extra index costs every
+// insert. It first makes the index ON ONLY the parent, which builds
+// nothing, compares it with the others, and drops it; then, when it is
+// new, makes it for real.
+func createIndexOnce(ctx context.Context, tx pgx.Tx, qname, stmt string) error {
+	probe, ok := strings.CutPrefix(stmt, "CREATE INDEX ON ")
+	if !ok {
+		return fmt.Errorf("internal error: index statement %q", stmt)
+	}
+	dup, err := probeIndex(ctx, tx, qname, "CREATE INDEX ON ONLY "+probe)
+	if err != nil || dup {
+		return err
+	}
+	if _, err := tx.Exec(ctx, stmt); err != nil {
+		return fmt.Errorf("creating index (%s): %w", stmt, err)
+	}
+	return nil
+}
+
+// probeIndex runs stmt, reports whether the index it made duplicates one
+// the table had, and drops it again.
+func probeIndex(ctx context.Context, tx pgx.Tx, qname, stmt string) (bool, error) {
+	const oids = `SELECT coalesce(array_agg(indexrelid::int8), '{}') FROM pg_index WHERE indrelid = to_regclass($1)`
+	var before, after []int64
+	if err := tx.QueryRow(ctx, oids, qname).Scan(&before); err != nil {
+		return false, fmt.Errorf("listing the indexes of %s: %w", qname, err)
+	}
+	if _, err := tx.Exec(ctx, stmt); err != nil {
+		return false, fmt.Errorf("creating index (%s): %w", stmt, err)
+	}
+	if err := tx.QueryRow(ctx, oids, qname).Scan(&after); err != nil {
+		return false, fmt.Errorf("listing the indexes of %s: %w", qname, err)
+	}
+	for _, oid := range after {
+		if slices.Contains(before, oid) {
+			continue
+		}
+		var dup bool
+		var name string
+		if err := tx.QueryRow(ctx, sameIndexSQL+`, $1::oid::regclass::text`, oid).Scan(&dup, &name); err != nil {
+			return false, fmt.Errorf("comparing the indexes of %s: %w", qname, err)
+		}
+		// name is regclass output: quoted and qualified as needed.
+		if _, err := tx.Exec(ctx, "DROP INDEX "+name); err != nil {
+			return false, fmt.Errorf("dropping the probe index %s: %w", name, err)
+		}
+		return dup, nil
+	}
+	return false, fmt.Errorf("internal error: CREATE INDEX on %s made no index", qname)
 }
 
 // Drop removes a series table, its partitions and its catalog row.

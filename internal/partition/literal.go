@@ -87,7 +87,7 @@ func ParseTimeType(sqlType, epochUnit string) (TimeType, error) {
 		case "us":
 			return EpochMicros, nil
 		case "":
-			return 0, fmt.Errorf("time column of type %q: a bigint time column needs its epoch unit (\"s\", \"ms\" or \"us\")", sqlType)
+			return 0, fmt.Errorf("time column of type %q: a bigint time column holds Unix time, and needs its unit: give --epoch s, ms or us", sqlType)
 		}
 		return 0, fmt.Errorf("epoch unit %q: must be \"s\", \"ms\" or \"us\"", epochUnit)
 	default:

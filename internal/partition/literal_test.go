@@ -40,7 +40,7 @@ func TestParseTimeType(t *testing.T) {
 	bad := []struct {
 		sqlType, unit, want string
 	}{
-		{"bigint", "", `needs its epoch unit`},
+		{"bigint", "", `--epoch s, ms or us`},
 		{"bigint", "ns", `epoch unit "ns": must be`},
 		{"bigint", "S", `epoch unit "S"`},
 		{"timestamptz", "s", `only bigint time columns have one`},

@@ -58,10 +58,14 @@ func (m *Manager) Table(ctx context.Context, name string) (*Table, error) {
 	}
 	if schema == "" {
 		if schema, err = resolveSchema(ctx, m.db, rel); err != nil {
-			return nil, err
+			listed, ok := m.listedSchema(ctx, rel)
+			if !ok {
+				return nil, err
+			}
+			schema = listed
 		}
 	}
-	return loadTable(ctx, m.db, schema, rel)
+	return m.loadTable(ctx, schema, rel)
 }
 
 // resolveSchema finds the schema of an unqualified table on the search path.
@@ -81,33 +85,25 @@ func resolveSchema(ctx context.Context, db catalog.DB, rel string) (string, erro
 	return *schema, nil
 }
 
-// TableNotFoundError says no table of that name exists.
-type TableNotFoundError struct{ Name string }
+// TableNotFoundError says no table of that name exists. Stale is set when
+// the catalog still listed it (the entry has been removed).
+type TableNotFoundError struct {
+	Name  string
+	Stale *StaleEntry
+}
 
-func (e *TableNotFoundError) Error() string { return fmt.Sprintf("table %q does not exist", e.Name) }
+func (e *TableNotFoundError) Error() string {
+	if e.Stale != nil {
+		return fmt.Sprintf("table %q does not exist: it was dropped outside pgts, and %s", e.Name, staleNote(e.Stale))
+	}
+	return fmt.Sprintf("table %q does not exist", e.Name)
+}
 
-// Tables lists every series table in the catalog.
+// Tables lists every series table in the catalog that matches the
+// database; stale entries are logged and removed (see CheckedTables).
 func (m *Manager) Tables(ctx context.Context) ([]*Table, error) {
-	if err := catalog.Migrate(ctx, m.db); err != nil {
-		return nil, err
-	}
-	rows, err := m.db.Query(ctx, `SELECT table_schema, table_name, time_column, time_type,
-			interval_months, interval_days, interval_micros, hash_column, hash_partitions,
-			premake, retention, accept_future, accept_past, created_at
-		FROM pgts.series_table ORDER BY table_schema, table_name`)
-	if err != nil {
-		return nil, fmt.Errorf("listing series tables: %w", err)
-	}
-	defer rows.Close()
-	var out []*Table
-	for rows.Next() {
-		t, err := scanTable(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, t)
-	}
-	return out, rows.Err()
+	tables, _, err := m.CheckedTables(ctx)
+	return tables, err
 }
 
 // Partition is one time partition of a series table, with bounds as the

@@ -93,35 +93,32 @@ func shift(now time.Time, iv Interval, sign int) int64 {
 	return min(max(m, MinMicros), MaxMicros)
 }
 
-// loadTable reads one catalog row.
-func loadTable(ctx context.Context, db catalog.DB, schema, name string) (*Table, error) {
-	row := db.QueryRow(ctx, `SELECT table_schema, table_name, time_column, time_type,
-			interval_months, interval_days, interval_micros, hash_column, hash_partitions,
-			premake, retention, accept_future, accept_past, created_at
-		FROM pgts.series_table WHERE table_schema = $1 AND table_name = $2`, schema, name)
-	t, err := scanTable(row)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, &NotSeriesTableError{Schema: schema, Name: name}
-	}
-	return t, err
+// NotSeriesTableError says a table is not a pgts series table. Stale is
+// set when the catalog listed it but the table no longer matched (the
+// entry has been removed).
+type NotSeriesTableError struct {
+	Schema, Name string
+	Stale        *StaleEntry
 }
 
-// NotSeriesTableError says a table is not a pgts series table.
-type NotSeriesTableError struct{ Schema, Name string }
-
 func (e *NotSeriesTableError) Error() string {
+	if e.Stale != nil {
+		return fmt.Sprintf("%s.%s is not a pgts series table: it %s; %s", e.Schema, e.Name, e.Stale.Reason, staleNote(e.Stale))
+	}
 	return fmt.Sprintf("%s.%s is not a pgts series table (see pgts table list)", e.Schema, e.Name)
 }
 
-func scanTable(row pgx.Row) (*Table, error) {
+// scanTable scans the columns of tableColumns, then into extra.
+func scanTable(row pgx.Row, extra ...any) (*Table, error) {
 	var t Table
 	var timeType string
 	var hashCol *string
 	var hashParts *int32
 	var premake int32
 	var ret, fut, past pgtype.Interval
-	err := row.Scan(&t.Schema, &t.Name, &t.TimeColumn, &timeType, &t.Interval.Months, &t.Interval.Days, &t.Interval.Micros,
-		&hashCol, &hashParts, &premake, &ret, &fut, &past, &t.CreatedAt)
+	dest := []any{&t.Schema, &t.Name, &t.TimeColumn, &timeType, &t.Interval.Months, &t.Interval.Days, &t.Interval.Micros,
+		&hashCol, &hashParts, &premake, &ret, &fut, &past, &t.CreatedAt}
+	err := row.Scan(append(dest, extra...)...)
 	if err != nil {
 		return nil, err
 	}

@@ -49,7 +49,7 @@ func Connect(ctx context.Context, connString string) (*pgx.Conn, error) {
 	}
 	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
-		return nil, fmt.Errorf("connecting to %s: %w", Describe(cfg), err)
+		return nil, &connectError{target: Describe(cfg), err: err}
 	}
 	return conn, nil
 }
@@ -67,11 +67,11 @@ func NewPool(ctx context.Context, connString string, maxConns int32) (*pgxpool.P
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
 	if err != nil {
-		return nil, fmt.Errorf("connecting to %s: %w", Describe(pcfg.ConnConfig), err)
+		return nil, &connectError{target: Describe(pcfg.ConnConfig), err: err}
 	}
 	if err := pool.Ping(ctx); err != nil {
 		pool.Close()
-		return nil, fmt.Errorf("connecting to %s: %w", Describe(pcfg.ConnConfig), err)
+		return nil, &connectError{target: Describe(pcfg.ConnConfig), err: err}
 	}
 	return pool, nil
 }

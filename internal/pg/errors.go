@@ -65,3 +65,23 @@ func SQLState(err error) string {
 	}
 	return ""
 }
+
+// connectError is a failed connection: when the server answered (a wrong
+// password, a missing database), its message alone, without the earlier
+// attempts pgx also lists (with sslmode=prefer, "tls error: server refused
+// TLS connection" always comes first on a server without TLS). It unwraps
+// to the full error.
+type connectError struct {
+	target string
+	err    error
+}
+
+func (e *connectError) Error() string {
+	var pgErr *pgconn.PgError
+	if errors.As(e.err, &pgErr) {
+		return "connecting to " + e.target + ": " + pgErr.Error()
+	}
+	return "connecting to " + e.target + ": " + e.err.Error()
+}
+
+func (e *connectError) Unwrap() error { return e.err }

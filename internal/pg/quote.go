@@ -59,10 +59,32 @@ func CheckIdent(what, name string) error {
 // are folded to lower case as PostgreSQL does. A name without a schema
 // returns schema "".
 func SplitQualified(s string) (schema, name string, err error) {
+	return splitQualified("table", s)
+}
+
+// ColumnName parses one column name: double-quoted (doubled quotes
+// allowed) or unquoted, folded to lower case as PostgreSQL does.
+func ColumnName(s string) (string, error) {
+	if s == "" {
+		return "", fmt.Errorf("column name is empty")
+	}
+	schema, name, err := splitQualified("column", s)
+	if err != nil {
+		return "", err
+	}
+	if schema != "" {
+		return "", fmt.Errorf("column name %q has 2 parts; give the column alone (quote a name with a dot: \"a.b\")", s)
+	}
+	return name, nil
+}
+
+// splitQualified is SplitQualified with what (table, column) named in its
+// errors.
+func splitQualified(what, s string) (schema, name string, err error) {
 	var parts []string
 	for i := 0; i <= len(s); {
 		if i == len(s) {
-			return "", "", fmt.Errorf("table name %q ends with a dot", s)
+			return "", "", fmt.Errorf(what+" name %q ends with a dot", s)
 		}
 		var part string
 		if s[i] == '"' {
@@ -70,7 +92,7 @@ func SplitQualified(s string) (schema, name string, err error) {
 			j := i + 1
 			for {
 				if j >= len(s) {
-					return "", "", fmt.Errorf("table name %q has an unterminated quote", s)
+					return "", "", fmt.Errorf(what+" name %q has an unterminated quote", s)
 				}
 				if s[j] == '"' {
 					if j+1 < len(s) && s[j+1] == '"' {
@@ -92,20 +114,20 @@ func SplitQualified(s string) (schema, name string, err error) {
 			}
 			part = s[i : i+j]
 			if strings.ContainsRune(part, '"') {
-				return "", "", fmt.Errorf("table name %q: a quote may only open a part", s)
+				return "", "", fmt.Errorf(what+" name %q: a quote may only open a part", s)
 			}
 			part = strings.ToLower(part)
 			i += j
 		}
 		if part == "" {
-			return "", "", fmt.Errorf("table name %q has an empty part", s)
+			return "", "", fmt.Errorf(what+" name %q has an empty part", s)
 		}
 		parts = append(parts, part)
 		if i == len(s) {
 			break
 		}
 		if s[i] != '.' {
-			return "", "", fmt.Errorf("table name %q: unexpected %q after a quoted part", s, s[i])
+			return "", "", fmt.Errorf(what+" name %q: unexpected %q after a quoted part", s, s[i])
 		}
 		i++
 	}
@@ -115,6 +137,6 @@ func SplitQualified(s string) (schema, name string, err error) {
 	case 2:
 		return parts[0], parts[1], nil
 	default:
-		return "", "", fmt.Errorf("table name %q has %d parts; use table or schema.table", s, len(parts))
+		return "", "", fmt.Errorf(what+" name %q has %d parts; use table or schema.table", s, len(parts))
 	}
 }

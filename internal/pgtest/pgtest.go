@@ -88,6 +88,9 @@ func start() {
 	}
 	// /tmp rather than TMPDIR: the server's user must reach it.
 	tempDir, err = os.MkdirTemp("/tmp", "pgts-test-")
+	if err == nil {
+		err = os.Chmod(tempDir, 0o755) // pgts changes only directories it creates
+	}
 	if err != nil {
 		startErr = err
 		return

@@ -1,0 +1,85 @@
+package readme
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// repoRoot is the repository's top directory.
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	_, file, _, ok := runtime.Caller(0)
+	if !ok {
+		t.Fatal("no caller information")
+	}
+	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
+}
+
+// fakeTools makes a PATH directory holding a fake apt-get (which records
+// its arguments in calls, and fails with a detailed message when fail is
+// set), a fake go, and links to the few real tools the script uses.
+func fakeTools(t *testing.T, fail bool) (dir, calls string) {
+	t.Helper()
+	dir = t.TempDir()
+	calls = filepath.Join(dir, "calls")
+	status := "0"
+	if fail {
+		status = "100"
+	}
+	apt := "#!/bin/sh\necho \"apt-get $*\" >> " + calls + "\n" +
+		"if [ \"$1\" = install ]; then echo 'dpkg: error processing package chromium (--configure): detailed reason 42' >&2; exit " + status + "; fi\n"
+	for name, body := range map[string]string{"apt-get": apt, "go": "#!/bin/sh\nexit 0\n"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tool := range []string{"id", "pg_config", "cat", "mktemp", "rm"} {
+		if p, err := exec.LookPath(tool); err == nil {
+			if err := os.Symlink(p, filepath.Join(dir, tool)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return dir, calls
+}
+
+// TestInstallDepsDemoSkipsChromium: `make demo` runs install-deps.sh with
+// no argument and must not install Chromium (only `make test` needs it);
+// when apt fails, its own output is shown, not only dpkg's exit code.
+func TestInstallDepsDemoSkipsChromium(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("the script installs packages only as root")
+	}
+	if _, err := exec.LookPath("pg_config"); err != nil {
+		t.Skip("needs PostgreSQL's pg_config, so that the script does not install the server")
+	}
+	script := filepath.Join(repoRoot(t), "scripts", "install-deps.sh")
+
+	dir, calls := fakeTools(t, false)
+	cmd := exec.Command("/bin/bash", script)
+	cmd.Env = []string{"PATH=" + dir, "HOME=" + t.TempDir()}
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("install-deps.sh: %v\n%s", err, out)
+	}
+	if b, _ := os.ReadFile(calls); strings.Contains(string(b), "chromium") {
+		t.Fatalf("install-deps.sh for the demo installs Chromium:\n%s", b)
+	}
+
+	dir, calls = fakeTools(t, true)
+	cmd = exec.Command("/bin/bash", script, "chromium")
+	cmd.Env = []string{"PATH=" + dir, "HOME=" + t.TempDir()}
+	out, err := cmd.CombinedOutput()
+	if err == nil {
+		t.Fatalf("install-deps.sh chromium with a failing apt-get succeeded:\n%s", out)
+	}
+	if b, _ := os.ReadFile(calls); !strings.Contains(string(b), "install") || !strings.Contains(string(b), "chromium") {
+		t.Fatalf("install-deps.sh chromium did not install Chromium: calls\n%s", b)
+	}
+	if !strings.Contains(string(out), "detailed reason 42") {
+		t.Fatalf("the installer's own output is hidden:\n%s", out)
+	}
+}
