@@ -101,18 +101,23 @@ func (s *EventsScenario) step() time.Duration {
 // Byte and call counts are for the interval, not per second; the server
 // figures are -1 when its /proc is not readable.
 type EventsSample struct {
-	T           float64 `json:"t"`       // seconds since the run started, at the interval's end
-	Seconds     float64 `json:"seconds"` // the interval's length
-	Inserts     int64   `json:"inserts"` // rows committed in the interval
-	IPS         float64 `json:"ips"`     // Inserts / Seconds
-	P50US       int64   `json:"p50_us"`  // commit latency of the interval's inserts
-	P99US       int64   `json:"p99_us"`
-	MaxUS       int64   `json:"max_us"`
-	WriteBytes  int64   `json:"server_write_bytes"` // /proc/PID/io write_bytes of the server processes
-	WriteCalls  int64   `json:"server_write_calls"` // /proc/PID/io syscw of the server processes
-	WALBytes    int64   `json:"wal_bytes"`
-	Checkpoint  bool    `json:"checkpoint"`  // the checkpointer was busy at the sample (not waiting in CheckpointerMain)
-	Checkpoints int64   `json:"checkpoints"` // checkpoints completed since the run started
+	T          float64 `json:"t"`       // seconds since the run started, at the interval's end
+	Seconds    float64 `json:"seconds"` // the interval's length
+	Inserts    int64   `json:"inserts"` // rows committed in the interval
+	IPS        float64 `json:"ips"`     // Inserts / Seconds
+	P50US      int64   `json:"p50_us"`  // commit latency of the interval's inserts
+	P99US      int64   `json:"p99_us"`
+	MaxUS      int64   `json:"max_us"`
+	WriteBytes int64   `json:"server_write_bytes"` // /proc/PID/io write_bytes of the server processes
+	WriteCalls int64   `json:"server_write_calls"` // /proc/PID/io syscw of the server processes
+	// DeviceWriteBytes and DeviceWrites are the block device holding the
+	// data directory's, whoever wrote (/sys/dev/block/M:m/stat); -1 when
+	// unknown. On a shared machine they include other programs' writes.
+	DeviceWriteBytes int64 `json:"device_write_bytes"`
+	DeviceWrites     int64 `json:"device_writes"`
+	WALBytes         int64 `json:"wal_bytes"`
+	Checkpoint       bool  `json:"checkpoint"`  // the checkpointer was busy at the sample (not waiting in CheckpointerMain)
+	Checkpoints      int64 `json:"checkpoints"` // checkpoints completed since the run started
 }
 
 // EventIndex is one index's size at the end of a run, summed over
@@ -138,19 +143,22 @@ type EventsRun struct {
 	Latency    *Latency `json:"commit_latency,omitempty"`
 	// PrimaryKey is the key the table got; Advice is what pgts' table
 	// creation answered to a primary key on id alone (pgts store).
-	PrimaryKey  string         `json:"primary_key"`
-	Advice      string         `json:"advice,omitempty"`
-	Partitions  int            `json:"partitions"`
-	TableBytes  int64          `json:"table_bytes"` // heap and TOAST, all partitions
-	Indexes     []EventIndex   `json:"indexes"`
-	WriteBytes  int64          `json:"server_write_bytes"` // -1 when the server's /proc is not readable
-	WriteCalls  int64          `json:"server_write_calls"`
-	WALBytes    int64          `json:"wal_bytes"`
-	Checkpoints int64          `json:"checkpoints"`
-	Samples     []EventsSample `json:"samples"`
-	Verified    bool           `json:"rows_verified"`
-	Complete    bool           `json:"complete"`
-	Error       string         `json:"error,omitempty"`
+	PrimaryKey string       `json:"primary_key"`
+	Advice     string       `json:"advice,omitempty"`
+	Partitions int          `json:"partitions"`
+	TableBytes int64        `json:"table_bytes"` // heap and TOAST, all partitions
+	Indexes    []EventIndex `json:"indexes"`
+	WriteBytes int64        `json:"server_write_bytes"` // -1 when the server's /proc is not readable
+	WriteCalls int64        `json:"server_write_calls"`
+	// DeviceWriteBytes and DeviceWrites: see EventsSample; -1 when unknown.
+	DeviceWriteBytes int64          `json:"device_write_bytes"`
+	DeviceWrites     int64          `json:"device_writes"`
+	WALBytes         int64          `json:"wal_bytes"`
+	Checkpoints      int64          `json:"checkpoints"`
+	Samples          []EventsSample `json:"samples"`
+	Verified         bool           `json:"rows_verified"`
+	Complete         bool           `json:"complete"`
+	Error            string         `json:"error,omitempty"`
 }
 
 // EventsResult is a whole `bench events` run.

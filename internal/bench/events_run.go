@@ -105,6 +105,12 @@ func runEvents(ctx context.Context, pool *pgxpool.Pool, s EventsScenario, store 
 	run.Latency = r.total.latency()
 	run.WriteBytes, run.WriteCalls = 0, 0
 	for _, sm := range run.Samples {
+		if sm.DeviceWriteBytes < 0 {
+			run.DeviceWriteBytes, run.DeviceWrites = -1, -1
+		} else if run.DeviceWriteBytes >= 0 {
+			run.DeviceWriteBytes += sm.DeviceWriteBytes
+			run.DeviceWrites += sm.DeviceWrites
+		}
 		if sm.WriteBytes < 0 {
 			run.WriteBytes, run.WriteCalls = -1, -1
 		} else if run.WriteBytes >= 0 {

@@ -3,7 +3,11 @@ package bench
 import (
 	"context"
 	"fmt"
+	"os"
+	"strconv"
+	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -18,11 +22,13 @@ type eventsSampler struct {
 	postmaster int    // 0 when the server's /proc is not readable
 	ckptSQL    string // checkpoints completed so far
 	seeCkpt    bool   // the role may read the checkpointer's wait event
+	devStat    string // /sys stat file of the data directory's block device; "" when unknown
 
 	t0       time.Time
 	last     time.Time
 	inserts  int64
 	srv      ProcTimes
+	dev      deviceCounts
 	wal      int64
 	ckpt0    int64
 	samples  []EventsSample
@@ -46,6 +52,12 @@ func newEventsSampler(ctx context.Context, pool *pgxpool.Pool, r *eventsRunner) 
 		return nil, err
 	}
 	sm.postmaster = PostmasterOf(backend)
+	if sm.postmaster != 0 {
+		var dataDir string
+		if conn.QueryRow(ctx, "SELECT current_setting('data_directory')").Scan(&dataDir) == nil {
+			sm.devStat = blockDeviceStat(dataDir)
+		}
+	}
 	// PostgreSQL 17 moved the checkpoint counts to pg_stat_checkpointer.
 	sm.ckptSQL = "SELECT checkpoints_timed + checkpoints_req FROM pg_stat_bgwriter"
 	if version >= 170000 {
@@ -68,7 +80,7 @@ func (sm *eventsSampler) read(ctx context.Context) (wal, ckpts int64, busy bool,
 // start takes the first reading and samples every second until stop.
 func (sm *eventsSampler) start(t0 time.Time) {
 	sm.t0, sm.last = t0, t0
-	sm.srv = ServerTimes(sm.postmaster)
+	sm.srv, sm.dev = ServerTimes(sm.postmaster), readDevice(sm.devStat)
 	sm.wal, sm.ckpt0, _, sm.err = sm.read(sm.ctx)
 	sm.finished.Add(1)
 	go func() {
@@ -102,7 +114,7 @@ func (sm *eventsSampler) sample() {
 	now := time.Now()
 	rec := sm.r.second.Swap(newLatencyRecorder())
 	n := sm.r.committed.Load()
-	srv := ServerTimes(sm.postmaster)
+	srv, dev := ServerTimes(sm.postmaster), readDevice(sm.devStat)
 	ctx, cancel := context.WithTimeout(sm.ctx, 10*time.Second)
 	defer cancel()
 	wal, ckpts, busy, err := sm.read(ctx)
@@ -110,7 +122,10 @@ func (sm *eventsSampler) sample() {
 		sm.err = fmt.Errorf("sampling the server: %w", err)
 	}
 	s := EventsSample{T: now.Sub(sm.t0).Seconds(), Seconds: now.Sub(sm.last).Seconds(), Inserts: n - sm.inserts,
-		Checkpoint: busy, Checkpoints: ckpts - sm.ckpt0, WriteBytes: -1, WriteCalls: -1}
+		Checkpoint: busy, Checkpoints: ckpts - sm.ckpt0, WriteBytes: -1, WriteCalls: -1, DeviceWriteBytes: -1, DeviceWrites: -1}
+	if dev.ok && sm.dev.ok {
+		s.DeviceWriteBytes, s.DeviceWrites = dev.bytes-sm.dev.bytes, dev.ios-sm.dev.ios
+	}
 	if err == nil {
 		s.WALBytes = wal - sm.wal
 		sm.wal = wal
@@ -123,7 +138,7 @@ func (sm *eventsSampler) sample() {
 		d := srv.Sub(sm.srv)
 		s.WriteBytes, s.WriteCalls = d.WriteBytes, d.WriteCalls
 	}
-	sm.srv, sm.inserts, sm.last = srv, n, now
+	sm.srv, sm.dev, sm.inserts, sm.last = srv, dev, n, now
 	sm.samples = append(sm.samples, s)
 }
 
@@ -136,4 +151,50 @@ func (r *latencyRecorder) quantiles() (p50, p99, maxUS int64) {
 		return 0, 0, 0
 	}
 	return r.h.ValueAtPercentile(50), r.h.ValueAtPercentile(99), r.h.Max()
+}
+
+// deviceCounts are a block device's completed writes and bytes written.
+type deviceCounts struct {
+	ios, bytes int64
+	ok         bool
+}
+
+// blockDeviceStat returns the /sys/dev/block stat file of the device
+// holding path, or "" when there is none (a network or virtual file system).
+func blockDeviceStat(path string) string {
+	var st syscall.Stat_t
+	if err := syscall.Stat(path, &st); err != nil {
+		return ""
+	}
+	dev := uint64(st.Dev)
+	major := (dev>>8)&0xfff | (dev>>32)&^uint64(0xfff)
+	minor := dev&0xff | (dev>>12)&^uint64(0xff)
+	p := fmt.Sprintf("/sys/dev/block/%d:%d/stat", major, minor)
+	if _, err := os.Stat(p); err != nil {
+		return ""
+	}
+	return p
+}
+
+// readDevice reads the write fields of a block device's stat file
+// (Documentation/block/stat.rst: field 5 writes completed, field 7
+// sectors written, in 512-byte units).
+func readDevice(path string) deviceCounts {
+	if path == "" {
+		return deviceCounts{}
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return deviceCounts{}
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 7 {
+		return deviceCounts{}
+	}
+	ios, err1 := strconv.ParseInt(f[4], 10, 64)
+	sectors, err2 := strconv.ParseInt(f[6], 10, 64)
+	if err1 != nil || err2 != nil {
+		return deviceCounts{}
+	}
+	return deviceCounts{ios: ios, bytes: sectors * 512, ok: true}
 }

@@ -43,7 +43,7 @@ func writeEvents(w io.Writer, label string, res bench.EventsResult) {
 	}
 	fmt.Fprintln(w, "):")
 	head := []string{"store", "rows", "seconds", "inserts/s", "start ips", "end ips", "end/start", "p50 ms", "p99 ms", "max ms",
-		"write MB/s", "writes/s", "WAL MB/s", "checkpoints", "partitions", "table MiB", "index MiB", "note"}
+		"write MB/s", "write calls/s", "WAL MB/s", "device MB/s", "device writes/s", "checkpoints", "partitions", "table MiB", "index MiB", "note"}
 	var rows [][]string
 	for _, r := range res.Runs {
 		p50, p99, mx := "", "", ""
@@ -54,9 +54,12 @@ func writeEvents(w io.Writer, label string, res bench.EventsResult) {
 		if r.WriteBytes >= 0 && r.Seconds > 0 {
 			wr, wc = f1(float64(r.WriteBytes)/mb/r.Seconds), group(float64(r.WriteCalls)/r.Seconds)
 		}
-		wal := ""
+		wal, dev, devw := "", "-", "-"
 		if r.Seconds > 0 {
 			wal = f1(float64(r.WALBytes) / mb / r.Seconds)
+			if r.DeviceWriteBytes >= 0 {
+				dev, devw = f1(float64(r.DeviceWriteBytes)/mb/r.Seconds), group(float64(r.DeviceWrites)/r.Seconds)
+			}
 		}
 		var idx int64
 		for _, ix := range r.Indexes {
@@ -67,11 +70,13 @@ func writeEvents(w io.Writer, label string, res bench.EventsResult) {
 			note = "incomplete: " + r.Error
 		}
 		rows = append(rows, []string{r.Store, group(float64(r.Rows)), f1(r.Seconds), group(r.IPS), group(r.StartIPS), group(r.EndIPS),
-			f2(r.EndToStart), p50, p99, mx, wr, wc, wal, strconv.FormatInt(r.Checkpoints, 10), strconv.Itoa(r.Partitions),
+			f2(r.EndToStart), p50, p99, mx, wr, wc, wal, dev, devw, strconv.FormatInt(r.Checkpoints, 10), strconv.Itoa(r.Partitions),
 			f1(float64(r.TableBytes) / (1 << 20)), f1(float64(idx) / (1 << 20)), note})
 	}
 	table(w, head, rows)
 	fmt.Fprintln(w, "start and end ips: mean inserts/s of the first and the last tenth of the run's seconds")
+	fmt.Fprintln(w, "write: write_bytes and syscw of the server processes (/proc/PID/io, counted when pages are dirtied);")
+	fmt.Fprintln(w, "device: the data directory's block device, every program's writes (/sys/dev/block)")
 	writeEventIndexes(w, res.Runs)
 	writeEventTenths(w, res.Runs)
 	for _, r := range res.Runs {
@@ -127,7 +132,7 @@ func writeEventIndexes(w io.Writer, runs []bench.EventsRun) {
 func writeEventTenths(w io.Writer, runs []bench.EventsRun) {
 	head := []string{"tenth"}
 	for _, r := range runs {
-		head = append(head, r.Store+" ips", r.Store+" write MB/s", r.Store+" ckpt %")
+		head = append(head, r.Store+" ips", r.Store+" write MB/s", r.Store+" device MB/s", r.Store+" ckpt %")
 	}
 	var rows [][]string
 	for k := range 10 {
@@ -136,26 +141,30 @@ func writeEventTenths(w io.Writer, runs []bench.EventsRun) {
 		for _, r := range runs {
 			n := len(r.Samples)
 			part := r.Samples[n*k/10 : n*(k+1)/10]
-			var ins, wr, secs float64
+			var ins, wr, dev, secs float64
 			ck := 0
 			for _, s := range part {
 				ins += float64(s.Inserts)
 				wr += float64(s.WriteBytes)
+				dev += float64(s.DeviceWriteBytes)
 				secs += s.Seconds
 				if s.Checkpoint {
 					ck++
 				}
 			}
 			if secs == 0 {
-				row = append(row, "", "", "")
+				row = append(row, "", "", "", "")
 				continue
 			}
 			any = true
-			wrs := "-"
+			wrs, devs := "-", "-"
 			if r.WriteBytes >= 0 {
 				wrs = f1(wr / mb / secs)
 			}
-			row = append(row, group(ins/secs), wrs, strconv.Itoa(100*ck/len(part)))
+			if r.DeviceWriteBytes >= 0 {
+				devs = f1(dev / mb / secs)
+			}
+			row = append(row, group(ins/secs), wrs, devs, strconv.Itoa(100*ck/len(part)))
 		}
 		if any {
 			rows = append(rows, row)
@@ -240,16 +249,17 @@ func eventsRate(srcs []Source) (*plot.Plot, error) {
 	return p, nil
 }
 
-// eventsWrite draws the server's write MB/s (solid) and WAL MB/s
-// (dashed) against seconds into the run, one colour per store.
+// eventsWrite draws the server's write MB/s (solid), WAL MB/s (dashed)
+// and the device's MB/s (dotted) against seconds into the run, one colour
+// per store.
 func eventsWrite(srcs []Source) (*plot.Plot, error) {
 	names, runs := eventRuns(srcs)
 	if len(runs) == 0 {
 		return nil, nil
 	}
-	p := newPlot("Event workload: server writes MB/s (solid) and WAL MB/s (dashed)", "seconds into the run", "MB/s")
+	p := newPlot("Event workload: MB/s written by the server (solid), WAL (dashed), device (dotted)", "seconds into the run", "MB/s")
 	for i, r := range runs {
-		var wr, wal plotter.XYs
+		var wr, wal, dev plotter.XYs
 		for _, s := range r.Samples {
 			if s.Seconds <= 0 {
 				continue
@@ -258,8 +268,11 @@ func eventsWrite(srcs []Source) (*plot.Plot, error) {
 				wr = append(wr, plotter.XY{X: s.T, Y: float64(s.WriteBytes) / mb / s.Seconds})
 			}
 			wal = append(wal, plotter.XY{X: s.T, Y: float64(s.WALBytes) / mb / s.Seconds})
+			if s.DeviceWriteBytes >= 0 {
+				dev = append(dev, plotter.XY{X: s.T, Y: float64(s.DeviceWriteBytes) / mb / s.Seconds})
+			}
 		}
-		for k, xys := range []plotter.XYs{wr, wal} {
+		for k, xys := range []plotter.XYs{wr, wal, dev} {
 			if len(xys) == 0 {
 				continue
 			}
@@ -268,11 +281,15 @@ func eventsWrite(srcs []Source) (*plot.Plot, error) {
 				return nil, err
 			}
 			l.LineStyle = lineStyle(i)
-			if k == 1 {
+			switch k {
+			case 0:
+				p.Legend.Add(names[i]+" server", l)
+			case 1:
 				l.LineStyle.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
 				p.Legend.Add(names[i]+" WAL", l)
-			} else {
-				p.Legend.Add(names[i]+" writes", l)
+			case 2:
+				l.LineStyle.Dashes = []vg.Length{vg.Points(1), vg.Points(2)}
+				p.Legend.Add(names[i]+" device", l)
 			}
 			p.Add(l)
 		}

@@ -34,7 +34,7 @@ func eventsFixture(t *testing.T) string {
 				ips = 1800
 			}
 			sm := bench.EventsSample{T: float64(s + 1), Seconds: 1, Inserts: int64(ips), IPS: ips, P50US: 7000, P99US: 40000, MaxUS: 90000,
-				WriteBytes: int64(ips) * 6000, WriteCalls: int64(ips) * 3, WALBytes: int64(ips) * 4000, Checkpoint: s >= 10 && s < 20}
+				WriteBytes: int64(ips) * 6000, WriteCalls: int64(ips) * 3, WALBytes: int64(ips) * 4000, DeviceWriteBytes: 5_000_000, DeviceWrites: 300, Checkpoint: s >= 10 && s < 20}
 			if s >= 20 {
 				sm.Checkpoints = 1
 			}
@@ -43,6 +43,8 @@ func eventsFixture(t *testing.T) string {
 			r.WriteBytes += sm.WriteBytes
 			r.WriteCalls += sm.WriteCalls
 			r.WALBytes += sm.WALBytes
+			r.DeviceWriteBytes += sm.DeviceWriteBytes
+			r.DeviceWrites += sm.DeviceWrites
 		}
 		r.Seconds, r.Checkpoints = 40, 1
 		r.IPS = float64(r.Rows) / r.Seconds
