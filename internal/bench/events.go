@@ -2,10 +2,13 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/pgts/pgts/internal/gen"
 	"github.com/pgts/pgts/internal/pg"
@@ -39,11 +42,15 @@ type EventsScenario struct {
 	// WeekRows is how many rows one week of created_at holds: created_at
 	// advances 7 days / WeekRows per row (± 2.5 s of jitter), so that a
 	// run of minutes covers the weeks the partitioned store splits by.
-	WeekRows    int64        `json:"week_rows"`
-	Seed        uint64       `json:"seed"`
-	MemoryLimit int64        `json:"memory_limit_bytes,omitempty"` // the server's cgroup limit, when the caller set one
-	ConnString  string       `json:"-"`
-	Logger      *slog.Logger `json:"-"`
+	WeekRows int64  `json:"week_rows"`
+	Seed     uint64 `json:"seed"`
+	// CheckpointTimeout, when not 0, is set as the server's
+	// checkpoint_timeout (ALTER SYSTEM, reloaded; superuser) for the
+	// benchmark and reset afterwards, so that a short run sees checkpoints.
+	CheckpointTimeout time.Duration `json:"checkpoint_timeout_ns,omitempty"`
+	MemoryLimit       int64         `json:"memory_limit_bytes,omitempty"` // the server's cgroup limit, when the caller set one
+	ConnString        string        `json:"-"`
+	Logger            *slog.Logger  `json:"-"`
 	// BeforeRun runs before each store's run, after its table is made and
 	// checkpointed (e.g. to attach the server to a memory cgroup); nil for none.
 	BeforeRun func(ctx context.Context) error `json:"-"`
@@ -82,6 +89,9 @@ func (s *EventsScenario) Validate() error {
 		return fmt.Errorf("duration %s: must be between 1s and 24h", s.Duration)
 	case s.DocBytes < 64 || s.DocBytes > gen.MaxPayloadBytes:
 		return fmt.Errorf("doc bytes %d: must be between 64 and %d", s.DocBytes, gen.MaxPayloadBytes)
+	case s.CheckpointTimeout != 0 && (s.CheckpointTimeout < 30*time.Second || s.CheckpointTimeout > 24*time.Hour ||
+		s.CheckpointTimeout%time.Second != 0):
+		return fmt.Errorf("checkpoint timeout %s: must be whole seconds between 30s and 24h (the server's limits)", s.CheckpointTimeout)
 	case s.WeekRows < 1 || s.WeekRows > int64(7*24*time.Hour/time.Microsecond):
 		return fmt.Errorf("week rows %d: must be between 1 and %d (one row a microsecond)", s.WeekRows, int64(7*24*time.Hour/time.Microsecond))
 	}
@@ -188,6 +198,13 @@ func RunEvents(ctx context.Context, s EventsScenario, onRun func(EventsRun)) (Ev
 		return res, err
 	}
 	defer pool.Close()
+	if s.CheckpointTimeout > 0 {
+		reset, err := setCheckpointTimeout(ctx, pool, s.CheckpointTimeout)
+		if err != nil {
+			return res, err
+		}
+		defer reset()
+	}
 	res.Machine = DescribeMachine(ctx, pool)
 	for _, store := range s.Stores {
 		r := runEvents(ctx, pool, s, store)
@@ -234,4 +251,51 @@ func startEnd(samples []EventsSample) (start, end float64) {
 		return t / float64(len(v))
 	}
 	return mean(whole[:k]), mean(whole[len(whole)-k:])
+}
+
+// setCheckpointTimeout sets the server's checkpoint_timeout and reloads
+// its configuration; reset puts back what postgresql.auto.conf had (a
+// RESET when it had nothing) and reloads again.
+func setCheckpointTimeout(ctx context.Context, pool *pgxpool.Pool, d time.Duration) (reset func(), err error) {
+	var prev *string
+	// pg_file_settings shows postgresql.auto.conf's line, if any.
+	err = pool.QueryRow(ctx, `SELECT (SELECT setting FROM pg_file_settings
+		WHERE name = 'checkpoint_timeout' AND sourcefile LIKE '%postgresql.auto.conf' ORDER BY seqno DESC LIMIT 1)`).Scan(&prev)
+	if err != nil {
+		return nil, fmt.Errorf("reading checkpoint_timeout: %w", err)
+	}
+	apply := func(ctx context.Context, sql string) error {
+		if _, err := pool.Exec(ctx, sql); err != nil {
+			return err
+		}
+		_, err := pool.Exec(ctx, "SELECT pg_reload_conf()")
+		return err
+	}
+	if err := apply(ctx, fmt.Sprintf("ALTER SYSTEM SET checkpoint_timeout = '%ds'", int64(d/time.Second))); err != nil {
+		return nil, fmt.Errorf("setting checkpoint_timeout (needs a superuser): %w", err)
+	}
+	// The reload is asynchronous: wait until a new session sees the value.
+	want := fmt.Sprintf("%ds", int64(d/time.Second))
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		var got string
+		if err := pool.QueryRow(ctx, "SELECT setting || 's' FROM pg_settings WHERE name = 'checkpoint_timeout'").Scan(&got); err != nil {
+			return nil, err
+		}
+		if got == want {
+			break
+		}
+		if time.Now().After(deadline) {
+			return nil, errors.New("setting checkpoint_timeout: the server did not take the new value within 10 s")
+		}
+		time.Sleep(50 * time.Millisecond) // polling the server's reload, not synchronising goroutines
+	}
+	return func() {
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		sql := "ALTER SYSTEM RESET checkpoint_timeout"
+		if prev != nil {
+			sql = "ALTER SYSTEM SET checkpoint_timeout = '" + strings.ReplaceAll(*prev, "'", "''") + "'"
+		}
+		_ = apply(rctx, sql) // the benchmark's figures stand without it; the setting is in the results
+	}, nil
 }

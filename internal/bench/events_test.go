@@ -88,9 +88,18 @@ func TestRunEvents(t *testing.T) {
 func TestRunEventsDuration(t *testing.T) {
 	s := tinyEvents(t)
 	s.Stores, s.Rows, s.Duration = []string{"pgts"}, 0, 1500*time.Millisecond
+	s.CheckpointTimeout = 31 * time.Second
+	conn := pgtest.Conn(t)
 	res, err := RunEvents(context.Background(), s, nil)
 	if err != nil {
 		t.Fatalf("RunEvents: %v", err)
+	}
+	if got := res.Machine.Settings["checkpoint_timeout"]; got != "31s" {
+		t.Errorf("checkpoint_timeout during the run: %q, want 31s", got)
+	}
+	var after string
+	if err := conn.QueryRow(context.Background(), "SELECT setting FROM pg_file_settings WHERE name = 'checkpoint_timeout' AND sourcefile LIKE '%auto.conf'").Scan(&after); err == nil {
+		t.Errorf("postgresql.auto.conf still sets checkpoint_timeout = %s", after)
 	}
 	r := res.Runs[0]
 	if !r.Complete || !r.Verified || r.Rows == 0 || r.Seconds < 1.5 {

@@ -40,7 +40,9 @@ created_at advances 7 days / --week-rows per row (± 2.5 s), so that a run of
 minutes covers several weeks. Every second: inserts/s, p50/p99/max commit
 latency, bytes written and write calls of the server processes (/proc, when
 the server runs here), WAL bytes, whether a checkpoint is in progress; at
-the end the table's and each index's size and a count(*) check. Results go
+the end the table's and each index's size and a count(*) check.
+--checkpoint-timeout sets the server's checkpoint_timeout for the run (and
+puts it back), so that a run of minutes sees checkpoints. Results go
 to events.json in --out (never overwritten); ` + "`pgts report DIR`" + ` draws them.`,
 		Example: `  pgts bench events --rows 200000
   pgts bench events --duration 10m --memory-limit 1GB --out bench-results/events`,
@@ -106,6 +108,7 @@ to events.json in --out (never overwritten); ` + "`pgts report DIR`" + ` draws t
 	f.IntVar(&s.DocBytes, "doc-bytes", s.DocBytes, "mean size of a data document, bytes of JSON")
 	f.Int64Var(&s.WeekRows, "week-rows", s.WeekRows, "rows per week of created_at")
 	f.Uint64Var(&s.Seed, "seed", s.Seed, "seed of the generated events")
+	f.DurationVar(&s.CheckpointTimeout, "checkpoint-timeout", 0, "set the server's checkpoint_timeout for the run (ALTER SYSTEM, superuser; reset afterwards); 0 keeps it")
 	f.StringVar(&memoryLimit, "memory-limit", "", "embedded cluster only: run the server under this memory limit (cgroup), e.g. 1GB")
 	f.StringVar(&out, "out", "", "results directory (default bench-results/<timestamp>)")
 	return cmd
