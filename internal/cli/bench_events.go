@@ -1,12 +1,10 @@
 package cli
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -56,14 +54,10 @@ to events.json in --out (never overwritten); ` + "`pgts report DIR`" + ` draws t
 			if err := s.Validate(); err != nil {
 				return usagef("%v", err)
 			}
-			if out == "" {
-				out = filepath.Join("bench-results", time.Now().UTC().Format("20060102T150405Z"))
+			path, err := resultsFile(out, "events.json")
+			if err != nil {
+				return err
 			}
-			path := filepath.Join(out, "events.json")
-			if _, err := os.Stat(path); err == nil {
-				return usagef("--out %q already holds events.json; results are never overwritten", out)
-			}
-			var err error
 			if s.ConnString, err = a.connString(ctx); err != nil {
 				return err
 			}
@@ -77,7 +71,7 @@ to events.json in --out (never overwritten); ` + "`pgts report DIR`" + ` draws t
 				}
 				defer stop()
 			}
-			if err := os.MkdirAll(out, 0o755); err != nil {
+			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 				return fmt.Errorf("results directory: %w", err)
 			}
 			res, runErr := bench.RunEvents(ctx, s, func(r bench.EventsRun) {
@@ -85,19 +79,12 @@ to events.json in --out (never overwritten); ` + "`pgts report DIR`" + ` draws t
 					"ips", int64(r.IPS), "end_to_start", fmt.Sprintf("%.2f", r.EndToStart), "err", r.Error)
 			})
 			res.Command = strings.Join(os.Args, " ")
-			if err := writeResults(path, res); err != nil {
-				return errors.Join(runErr, err)
-			}
-			a.log.Info("results written", "file", path, "complete", res.Complete)
-			if len(res.Runs) > 0 {
-				if err := report.WriteEvents(a.env.Stdout, res); err != nil {
-					return err
+			return a.saveResults(ctx, path, res, res.Complete, runErr, func() error {
+				if len(res.Runs) == 0 {
+					return nil
 				}
-			}
-			if runErr != nil && ctx.Err() != nil {
-				return ErrInterrupted
-			}
-			return runErr
+				return report.WriteEvents(a.env.Stdout, res)
+			})
 		},
 	}
 	f := cmd.Flags()
