@@ -78,4 +78,5 @@ func TestEventsReport(t *testing.T) {
 			t.Errorf("page lacks %q", s)
 		}
 	}
+	checkInBrowser(t, out.HTML, 2)
 }
