@@ -81,8 +81,8 @@ bench-serve: deps build
 # bench-events: a field report's event workload (16 sessions, one row per
 # transaction, 2 kB JSON documents) on a plain table and on a weekly pgts
 # series table, EVENTS_ROWS rows each, with checkpoints every
-# EVENTS_CHECKPOINT (PostgreSQL's default; pgts db tunes 15min), about 25
-# minutes on 2 cores.
+# EVENTS_CHECKPOINT (PostgreSQL's default; pgts db tunes 15min): 30 minutes
+# on the project's 2 shared cores.
 EVENTS_ROWS ?= 1000000
 EVENTS_WEEK_ROWS ?= 100000
 EVENTS_CHECKPOINT ?= 5m

@@ -71,7 +71,12 @@ func runEvents(ctx context.Context, pool *pgxpool.Pool, s EventsScenario, store 
 	if run.PrimaryKey, run.Advice, err = r.createTable(ctx, opts.Start); err != nil {
 		return fail("creating %s: %v", eventsTable, err)
 	}
-	if _, err := pool.Exec(ctx, "CHECKPOINT"); err != nil {
+	smp, err := newEventsSampler(ctx, pool, r)
+	if err != nil {
+		return fail("sampling: %v", err)
+	}
+	defer smp.release()
+	if err := smp.checkpoint(ctx); err != nil {
 		return fail("checkpoint: %v", err)
 	}
 	if s.BeforeRun != nil {
@@ -79,11 +84,6 @@ func runEvents(ctx context.Context, pool *pgxpool.Pool, s EventsScenario, store 
 			return fail("before the run: %v", err)
 		}
 	}
-	smp, err := newEventsSampler(ctx, pool, r)
-	if err != nil {
-		return fail("sampling: %v", err)
-	}
-	defer smp.release()
 
 	start := time.Now()
 	smp.start(start)

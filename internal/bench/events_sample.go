@@ -77,6 +77,31 @@ func (sm *eventsSampler) read(ctx context.Context) (wal, ckpts int64, busy bool,
 	return wal, ckpts, sm.seeCkpt && wait != "CheckpointerMain", err
 }
 
+// checkpoint runs a CHECKPOINT and waits until the server's checkpoint
+// count shows it: the checkpointer reports its statistics after waking
+// the requester, and a run must not count the checkpoint it started from.
+func (sm *eventsSampler) checkpoint(ctx context.Context) error {
+	var before int64
+	if err := sm.conn.QueryRow(ctx, sm.ckptSQL).Scan(&before); err != nil {
+		return err
+	}
+	if _, err := sm.conn.Exec(ctx, "CHECKPOINT"); err != nil {
+		return err
+	}
+	// Each query is its own transaction, so each sees fresh statistics.
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); {
+		var n int64
+		if err := sm.conn.QueryRow(ctx, sm.ckptSQL).Scan(&n); err != nil {
+			return err
+		}
+		if n > before {
+			return nil
+		}
+		time.Sleep(20 * time.Millisecond) // polling the server's statistics, not synchronising goroutines
+	}
+	return nil // counted late: the first sample may then count it
+}
+
 // start takes the first reading and samples every second until stop.
 func (sm *eventsSampler) start(t0 time.Time) {
 	sm.t0, sm.last = t0, t0

@@ -211,7 +211,8 @@ func eventsRate(srcs []Source) (*plot.Plot, error) {
 	if len(runs) == 0 {
 		return nil, nil
 	}
-	p := newPlot("Event workload: inserts/s over the run (marks: checkpoint in progress)", "seconds into the run", "inserts/s")
+	p := newPlot("Event workload: inserts/s over the run, thin: each second, thick: 30 s means (marks: checkpoint in progress)",
+		"seconds into the run", "inserts/s")
 	top := 0.0
 	for _, r := range runs {
 		for _, s := range r.Samples {
@@ -232,8 +233,15 @@ func eventsRate(srcs []Source) (*plot.Plot, error) {
 			return nil, err
 		}
 		l.LineStyle = lineStyle(i)
-		p.Add(l)
-		p.Legend.Add(names[i], l)
+		l.LineStyle.Width = vg.Points(0.4)
+		mean, err := plotter.NewLine(movingMean(xys, 30))
+		if err != nil {
+			return nil, err
+		}
+		mean.LineStyle = lineStyle(i)
+		mean.LineStyle.Width = vg.Points(2.5)
+		p.Add(l, mean)
+		p.Legend.Add(names[i], mean)
 		if len(marks) > 0 {
 			sc, err := plotter.NewScatter(marks)
 			if err != nil {
@@ -257,7 +265,8 @@ func eventsWrite(srcs []Source) (*plot.Plot, error) {
 	if len(runs) == 0 {
 		return nil, nil
 	}
-	p := newPlot("Event workload: MB/s written by the server (solid), WAL (dashed), device (dotted)", "seconds into the run", "MB/s")
+	p := newPlot("Event workload: MB/s written by the server (solid), WAL (dashed), device (dotted); 10 s means",
+		"seconds into the run", "MB/s")
 	for i, r := range runs {
 		var wr, wal, dev plotter.XYs
 		for _, s := range r.Samples {
@@ -276,7 +285,7 @@ func eventsWrite(srcs []Source) (*plot.Plot, error) {
 			if len(xys) == 0 {
 				continue
 			}
-			l, err := plotter.NewLine(xys)
+			l, err := plotter.NewLine(movingMean(xys, 10))
 			if err != nil {
 				return nil, err
 			}
@@ -296,4 +305,20 @@ func eventsWrite(srcs []Source) (*plot.Plot, error) {
 	}
 	p.X.Min = 0
 	return p, nil
+}
+
+// movingMean returns, at each point, the mean of the y values of the
+// window points ending there (fewer at the start): per-second rates of a
+// busy server are too noisy to read a trend from.
+func movingMean(xys plotter.XYs, window int) plotter.XYs {
+	out := make(plotter.XYs, len(xys))
+	sum := 0.0
+	for i, xy := range xys {
+		sum += xy.Y
+		if i >= window {
+			sum -= xys[i-window].Y
+		}
+		out[i] = plotter.XY{X: xy.X, Y: sum / float64(min(i+1, window))}
+	}
+	return out
 }

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"gonum.org/v1/plot/plotter"
+
 	"github.com/pgts/pgts/internal/bench"
 )
 
@@ -79,4 +81,15 @@ func TestEventsReport(t *testing.T) {
 		}
 	}
 	checkInBrowser(t, out.HTML, 2)
+}
+
+func TestMovingMean(t *testing.T) {
+	in := plotter.XYs{{X: 1, Y: 2}, {X: 2, Y: 4}, {X: 3, Y: 6}, {X: 4, Y: 8}}
+	got := movingMean(in, 2)
+	want := []float64{2, 3, 5, 7}
+	for i, w := range want {
+		if got[i].Y != w || got[i].X != in[i].X {
+			t.Fatalf("movingMean = %v, want y %v", got, want)
+		}
+	}
 }
