@@ -6,7 +6,7 @@ BIN     := bin/pgts
 VERSION := $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X github.com/pgts/pgts/internal/cli.Version=$(VERSION)
 
-.PHONY: all build deps test-deps demo test fmt-check vet parity bench-load bench-insert bench-partition bench-serve clean
+.PHONY: all build deps test-deps demo test fmt-check vet parity bench-load bench-insert bench-partition bench-serve bench-events clean
 
 all: build
 
@@ -89,6 +89,20 @@ bench-serve: deps build
 	@mkdir -p bench-results
 	$(BIN) bench serve --series $(SERVE_SERIES) --rates $(SERVE_RATES) --window $(WINDOW) \
 		--out bench-results/$(STAMP)-serve | tee bench-results/serve.txt
+
+# bench-events: a field report's event workload (16 sessions, one row per
+# transaction, 2 kB JSON documents) on a plain table and on a weekly pgts
+# series table, EVENTS_ROWS rows each, with checkpoints every
+# EVENTS_CHECKPOINT (PostgreSQL's default; pgts db tunes 15min): 30 minutes
+# on the project's 2 shared cores.
+EVENTS_ROWS ?= 1000000
+EVENTS_WEEK_ROWS ?= 100000
+EVENTS_CHECKPOINT ?= 5m
+bench-events: deps build
+	@mkdir -p bench-results
+	$(BIN) bench events --stores plain,pgts --sessions 16 --rows $(EVENTS_ROWS) --doc-bytes 2048 --week-rows $(EVENTS_WEEK_ROWS) \
+		--checkpoint-timeout $(EVENTS_CHECKPOINT) --out bench-results/$(STAMP)-events | tee bench-results/events.txt
+	$(BIN) report bench-results/$(STAMP)-events
 
 clean:
 	rm -rf bin

@@ -30,6 +30,7 @@ type ProcTimes struct {
 	CPUSeconds  float64 // user + system, including reaped children
 	WriteBytes  int64   // bytes the processes caused to be written to storage
 	ReadBytes   int64
+	WriteCalls  int64 // write(2)-family system calls (syscw); PostgreSQL answers clients with send(2), which syscw does not count
 	Processes   int
 	Unavailable bool // /proc could not be read (e.g. a remote server)
 }
@@ -37,7 +38,7 @@ type ProcTimes struct {
 // Sub returns a - b.
 func (a ProcTimes) Sub(b ProcTimes) ProcTimes {
 	return ProcTimes{CPUSeconds: a.CPUSeconds - b.CPUSeconds, WriteBytes: a.WriteBytes - b.WriteBytes,
-		ReadBytes: a.ReadBytes - b.ReadBytes, Processes: a.Processes, Unavailable: a.Unavailable || b.Unavailable}
+		ReadBytes: a.ReadBytes - b.ReadBytes, WriteCalls: a.WriteCalls - b.WriteCalls, Processes: a.Processes, Unavailable: a.Unavailable || b.Unavailable}
 }
 
 // statTimes reads utime, stime, cutime, cstime (seconds) and the parent pid.
@@ -62,11 +63,11 @@ func statTimes(pid int) (self, children float64, ppid int, err error) {
 	return (num(11) + num(12)) / clockTicks, (num(13) + num(14)) / clockTicks, ppid, nil
 }
 
-// ioBytes reads write_bytes and read_bytes of /proc/PID/io.
-func ioBytes(pid int) (w, r int64) {
+// ioBytes reads write_bytes, read_bytes and syscw of /proc/PID/io.
+func ioBytes(pid int) (w, r, calls int64) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/io", pid))
 	if err != nil {
-		return 0, 0
+		return 0, 0, 0
 	}
 	for _, line := range strings.Split(string(b), "\n") {
 		k, v, ok := strings.Cut(line, ": ")
@@ -79,9 +80,11 @@ func ioBytes(pid int) (w, r int64) {
 			w = n
 		case "read_bytes":
 			r = n
+		case "syscw":
+			calls = n
 		}
 	}
-	return w, r
+	return w, r, calls
 }
 
 // ServerTimes sums CPU and I/O over a postmaster and all its children.
@@ -94,7 +97,7 @@ func ServerTimes(postmaster int) ProcTimes {
 		return ProcTimes{Unavailable: true}
 	}
 	pt := ProcTimes{CPUSeconds: self + children, Processes: 1}
-	pt.WriteBytes, pt.ReadBytes = ioBytes(postmaster)
+	pt.WriteBytes, pt.ReadBytes, pt.WriteCalls = ioBytes(postmaster)
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
 		return ProcTimes{Unavailable: true}
@@ -109,9 +112,10 @@ func ServerTimes(postmaster int) ProcTimes {
 			continue
 		}
 		pt.CPUSeconds += s
-		w, r := ioBytes(pid)
+		w, r, c := ioBytes(pid)
 		pt.WriteBytes += w
 		pt.ReadBytes += r
+		pt.WriteCalls += c
 		pt.Processes++
 	}
 	return pt
@@ -124,8 +128,8 @@ func SelfTimes() ProcTimes {
 	if err != nil {
 		return ProcTimes{Unavailable: true}
 	}
-	w, r := ioBytes(os.Getpid())
-	return ProcTimes{CPUSeconds: self + children, WriteBytes: w, ReadBytes: r, Processes: 1}
+	w, r, c := ioBytes(os.Getpid())
+	return ProcTimes{CPUSeconds: self + children, WriteBytes: w, ReadBytes: r, WriteCalls: c, Processes: 1}
 }
 
 // PostmasterOf returns the parent of a backend pid when it is a local

@@ -28,7 +28,7 @@ cluster). Every run starts from a fresh table and a CHECKPOINT, verifies its
 row count, and measures rows/s and the CPU seconds of the client and of the
 server processes (when the server runs on this machine).`,
 	}
-	cmd.AddCommand(newBenchLoadCmd(a), newBenchPartitionCmd(a), newBenchInsertCmd(a), newBenchServeCmd(a))
+	cmd.AddCommand(newBenchLoadCmd(a), newBenchPartitionCmd(a), newBenchInsertCmd(a), newBenchServeCmd(a), newBenchEventsCmd(a))
 	return cmd
 }
 
@@ -111,7 +111,7 @@ Loaders: psql-copy (the generator's text piped into one psql COPY),
 				}
 			}
 			if memoryLimit != "" {
-				stop, err := a.limitServerMemory(ctx, memoryLimit, &s)
+				stop, err := a.limitServerMemory(ctx, memoryLimit, &s.BeforeRun)
 				if err != nil {
 					return err
 				}
@@ -290,8 +290,9 @@ and report how long one creation takes and the writer's batch latency
 
 // limitServerMemory puts the embedded cluster's server under a memory
 // cgroup of the given size for the benchmark, re-attaching it before
-// every run (a --restart makes a new postmaster). stop removes the limit.
-func (a *app) limitServerMemory(ctx context.Context, size string, s *bench.LoadScenario) (stop func(), err error) {
+// every run (a --restart makes a new postmaster): it wraps *beforeRun, a
+// scenario's BeforeRun hook. stop removes the limit.
+func (a *app) limitServerMemory(ctx context.Context, size string, beforeRun *func(context.Context) error) (stop func(), err error) {
 	n, err := embedded.ParseSize(size)
 	if err != nil {
 		return nil, usagef("--memory-limit %q: %v", size, err)
@@ -316,8 +317,8 @@ func (a *app) limitServerMemory(ctx context.Context, size string, s *bench.LoadS
 		return nil, err
 	}
 	a.log.Info("server memory limited", "bytes", n, "cgroup", lim.Dir, "version", lim.Version)
-	prev := s.BeforeRun
-	s.BeforeRun = func(ctx context.Context) error {
+	prev := *beforeRun
+	*beforeRun = func(ctx context.Context) error {
 		if prev != nil {
 			if err := prev(ctx); err != nil {
 				return err

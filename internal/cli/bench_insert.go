@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -58,17 +59,14 @@ dateandtime (the generator stamps 100,000 rows per second of dateandtime).`,
 			if err := s.Validate(); err != nil {
 				return usagef("%v", err)
 			}
-			if out == "" {
-				out = filepath.Join("bench-results", time.Now().UTC().Format("20060102T150405Z"))
-			}
-			path := filepath.Join(out, "insert.json")
-			if _, err := os.Stat(path); err == nil {
-				return usagef("--out %q already holds insert.json; results are never overwritten", out)
+			path, err := resultsFile(out, "insert.json")
+			if err != nil {
+				return err
 			}
 			if s.ConnString, err = a.connString(ctx); err != nil {
 				return err
 			}
-			if err := os.MkdirAll(out, 0o755); err != nil {
+			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 				return fmt.Errorf("results directory: %w", err)
 			}
 			res, runErr := bench.RunInsert(ctx, s, func(st bench.InsertStep) {
@@ -76,19 +74,12 @@ dateandtime (the generator stamps 100,000 rows per second of dateandtime).`,
 					"ips", int64(st.IPS), "qps", int64(st.QPS), "err", st.Error)
 			})
 			res.Command = strings.Join(os.Args, " ")
-			if err := writeResults(path, res); err != nil {
-				return errors.Join(runErr, err)
-			}
-			a.log.Info("results written", "file", path, "complete", res.Complete)
-			if len(res.Steps) > 0 {
-				if err := report.WriteInsertSteps(a.env.Stdout, res); err != nil {
-					return err
+			return a.saveResults(ctx, path, res, res.Complete, runErr, func() error {
+				if len(res.Steps) == 0 {
+					return nil
 				}
-			}
-			if runErr != nil && ctx.Err() != nil {
-				return ErrInterrupted
-			}
-			return runErr
+				return report.WriteInsertSteps(a.env.Stdout, res)
+			})
 		},
 	}
 	f := cmd.Flags()
@@ -101,6 +92,36 @@ dateandtime (the generator stamps 100,000 rows per second of dateandtime).`,
 	f.Uint64Var(&s.Seed, "seed", s.Seed, "seed of the iibench rows")
 	f.StringVar(&out, "out", "", "results directory (default bench-results/<timestamp>)")
 	return cmd
+}
+
+// resultsFile returns the path of the results file name in the directory
+// out (default bench-results/<UTC timestamp>); a file already there is a
+// usage error: results are never overwritten.
+func resultsFile(out, name string) (string, error) {
+	if out == "" {
+		out = filepath.Join("bench-results", time.Now().UTC().Format("20060102T150405Z"))
+	}
+	path := filepath.Join(out, name)
+	if _, err := os.Stat(path); err == nil {
+		return "", usagef("--out %q already holds %s; results are never overwritten", out, name)
+	}
+	return path, nil
+}
+
+// saveResults writes a benchmark's result to path, prints its tables
+// with show, and returns the run's error (ErrInterrupted when ctx ended).
+func (a *app) saveResults(ctx context.Context, path string, res any, complete bool, runErr error, show func() error) error {
+	if err := writeResults(path, res); err != nil {
+		return errors.Join(runErr, err)
+	}
+	a.log.Info("results written", "file", path, "complete", complete)
+	if err := show(); err != nil {
+		return err
+	}
+	if runErr != nil && ctx.Err() != nil {
+		return ErrInterrupted
+	}
+	return runErr
 }
 
 // writeResults writes v as indented JSON to a new file; an existing file

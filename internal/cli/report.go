@@ -16,7 +16,7 @@ func newReportCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "report DIR...",
 		Short: "Render benchmark results as text tables, PNG charts and one HTML page",
-		Long: `Read the results (load.json, insert.json, serve.json) of one or more directories written
+		Long: `Read the results (load.json, insert.json, serve.json, events.json) of one or more directories written
 by pgts bench, print the text tables, and write report.txt, the PNG charts and
 report.html (self-contained: the charts are embedded) into --out.
 
@@ -28,7 +28,8 @@ unambiguous) and an insert run by its directory's name.
 
 Charts: per-batch speed over the run, the same speeds sorted, average speed per
 store and loader, the insert benchmark's rates per step, and the daemon
-benchmark's rates offered and stored, memory and queue depth over time.`,
+benchmark's rates offered and stored, memory and queue depth over time, and the
+event workload's inserts/s over the run (checkpoints marked) and write MB/s.`,
 		Example: `  pgts report bench-results/20250101T120000Z
   pgts report bench-results/plain bench-results/pgts --base plain --out bench-results/compare`,
 		Args: func(cmd *cobra.Command, args []string) error {

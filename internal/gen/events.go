@@ -1,6 +1,9 @@
 package gen
 
 import (
+	"fmt"
+	"time"
+
 	"github.com/pgts/pgts/internal/copyenc"
 )
 
@@ -14,7 +17,8 @@ import (
 //
 // The payload has nested objects (actor, target, context with trace, geo
 // and client), a "categories" array of 2 to 6 strings, a "changes" array
-// of objects and a free-text message. Some strings hold non-ASCII text
+// of objects, a "categories_ids" array of 1 to 8 random ids (1 to 1,000)
+// and a free-text message. Some strings hold non-ASCII text
 // and JSON escapes (\", \n, \\), so a text load exercises COPY's escaping.
 // It is built by appends into a buffer the generator reuses.
 type events struct {
@@ -44,15 +48,27 @@ type eventsConfig struct {
 	total       int64
 	key, payKey uint64
 	start       int64 // micros
+	step        int64 // micros between rows' slots
+	payMin      int   // payload size range, bytes
+	payMax      int
 	cols        []Column
 	words       *wordTable
 }
 
 func newEventsConfig(o Options) (*eventsConfig, error) {
 	c := &eventsConfig{total: o.Rows, key: streamKey(o.Seed, eventsSalt), payKey: streamKey(o.Seed, eventsPayloadSalt),
-		start: o.Start.UnixMicro(), words: messageWords()}
+		start: o.Start.UnixMicro(), words: messageWords(), step: eventsStepMicros, payMin: eventsPayloadMin, payMax: eventsPayloadMax}
+	if o.Step > 0 {
+		c.step = o.Step.Microseconds()
+	}
+	if o.PayloadBytes > 0 {
+		c.payMin, c.payMax = o.PayloadBytes-o.PayloadBytes/8, o.PayloadBytes+o.PayloadBytes/8
+	}
 	first := c.start - eventsJitterMicros
-	last := c.start + (c.total-1)*eventsStepMicros + eventsJitterMicros
+	if c.total > 1 && c.step > (endMicros-minMicros)/(c.total-1) {
+		return nil, fmt.Errorf("%s: %d rows %s apart leave the years 1 to 9999; choose a shorter step or fewer rows", kindEvents, c.total, time.Duration(c.step)*time.Microsecond)
+	}
+	last := c.start + (c.total-1)*c.step + eventsJitterMicros
 	if err := checkTimes(kindEvents, first, last); err != nil {
 		return nil, err
 	}
@@ -68,7 +84,7 @@ func newEventsConfig(o Options) (*eventsConfig, error) {
 
 func newEvents(c *eventsConfig, lo, hi int64) *events {
 	return &events{span: newSpan(lo, hi), eventsConfig: c, built: -1,
-		payload: make([]byte, 0, eventsPayloadMax+512)}
+		payload: make([]byte, 0, c.payMax+512)}
 }
 
 // Columns implements Generator.
@@ -88,7 +104,7 @@ func (g *events) Next() bool {
 	}
 	rs := &g.rs
 	rs.reset(g.key, g.row)
-	g.micros = g.start + g.row*eventsStepMicros + rs.rangeIn(-eventsJitterMicros, eventsJitterMicros)
+	g.micros = g.start + g.row*g.step + rs.rangeIn(-eventsJitterMicros, eventsJitterMicros)
 	hi, lo := rs.uint64(), rs.uint64()
 	for k := range 8 {
 		g.uuid[k] = byte(hi >> (56 - 8*k))

@@ -116,7 +116,7 @@ func pick[T any](s *stream, list []T) T { return list[s.intn(uint64(len(list)))]
 func (g *events) appendPayload(b []byte) []byte {
 	s := &g.ps
 	s.reset(g.payKey, g.row)
-	target := eventsPayloadMin + int(s.intn(eventsPayloadMax-eventsPayloadMin+1))
+	target := g.payMin + int(s.intn(uint64(g.payMax-g.payMin+1)))
 	start := len(b)
 
 	b = append(b, `{"v":2,"event":"`...)
@@ -224,6 +224,13 @@ func (g *events) appendPayload(b []byte) []byte {
 			b = append(b, ',')
 		}
 		b = appendQuoted(b, categories[order[k]])
+	}
+	b = append(b, `],"categories_ids":[`...)
+	for k, nid := uint64(0), 1+s.intn(8); k < nid; k++ {
+		if k > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendUint(b, 1+s.intn(1000), 10)
 	}
 	b = append(b, `],"changes":[`...)
 	for k, nch := uint64(0), 1+s.intn(6); k < nch; k++ {

@@ -3,6 +3,7 @@ package gen
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -162,5 +163,46 @@ func TestEventsColumns(t *testing.T) {
 	}
 	if g.TimeColumn() != 3 || g.Rows() != 100_000 {
 		t.Errorf("TimeColumn %d Rows %d", g.TimeColumn(), g.Rows())
+	}
+}
+
+// TestEventsStepAndPayloadBytes checks the options the event workload
+// benchmark sets: created_at spacing, payload size and categories_ids.
+func TestEventsStepAndPayloadBytes(t *testing.T) {
+	start := time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC)
+	const rows, size = 2000, 4096
+	g := mustNew(t, "events", Options{Seed: 5, Rows: rows, Start: start, Step: 3 * time.Second, PayloadBytes: size})
+	r := newRecorder(t)
+	var total int64
+	for n := int64(0); g.Next(); n++ {
+		r.vals = r.vals[:0]
+		g.Encode(r)
+		slot := start.UnixMicro() + n*3_000_000
+		if c := r.vals[3].(int64); c < slot-eventsJitterMicros || c > slot+eventsJitterMicros {
+			t.Fatalf("row %d: created_at %s, slot %s", n, formatMicros(c), formatMicros(slot))
+		}
+		raw := r.vals[4].(string)
+		var p struct {
+			IDs []int `json:"categories_ids"`
+		}
+		if err := json.Unmarshal([]byte(raw), &p); err != nil {
+			t.Fatalf("row %d: %v", n, err)
+		}
+		if len(p.IDs) < 1 || len(p.IDs) > 8 || slices.Min(p.IDs) < 1 || slices.Max(p.IDs) > 1000 {
+			t.Fatalf("row %d: categories_ids %v", n, p.IDs)
+		}
+		if l := len(raw); l < size-size/8 || l > size+size/8+100 {
+			t.Fatalf("row %d: payload %d bytes, want %d ± 12.5%%", n, l, size)
+		}
+		total += int64(len(raw))
+	}
+	if mean := total / rows; mean < size-100 || mean > size+100 {
+		t.Errorf("mean payload %d bytes, want about %d", mean, size)
+	}
+	if _, err := New("events", Options{Step: time.Nanosecond}); err == nil {
+		t.Error("a 1 ns step was accepted")
+	}
+	if _, err := New("events", Options{PayloadBytes: MaxPayloadBytes + 1}); err == nil {
+		t.Error("an oversized payload was accepted")
 	}
 }

@@ -9,14 +9,15 @@ import (
 // Limits of Options. They keep every generated time within the years 1 to
 // 9999 and every count within what the formulas compute exactly.
 const (
-	MaxRows      = 1 << 40       // rows of one generator (about 1.1 × 10^12)
-	MaxBatches   = 1 << 31 / 60  // conditions: batch 0 to MaxBatches-1 stay within the C int seconds
-	MaxBatchRows = 1 << 21       // conditions: rows per batch; see below
-	MaxWidth     = 1600 - 2      // conditions: data columns (PostgreSQL's 1,600 columns minus time and device)
-	MaxDevices   = 1<<31 - 1     // conditions: devices (an integer column)
-	MaxSplit     = 1 << 16       // parts of one Split
-	maxSeconds   = 1<<31 - 1     // conditions: the C generator's int seconds
-	defaultStart = 1735689600000 // iibench and events: 2025-01-01 00:00:00 UTC, in milliseconds
+	MaxRows         = 1 << 40       // rows of one generator (about 1.1 × 10^12)
+	MaxBatches      = 1 << 31 / 60  // conditions: batch 0 to MaxBatches-1 stay within the C int seconds
+	MaxBatchRows    = 1 << 21       // conditions: rows per batch; see below
+	MaxWidth        = 1600 - 2      // conditions: data columns (PostgreSQL's 1,600 columns minus time and device)
+	MaxDevices      = 1<<31 - 1     // conditions: devices (an integer column)
+	MaxSplit        = 1 << 16       // parts of one Split
+	MaxPayloadBytes = 1 << 20       // events: mean payload size
+	maxSeconds      = 1<<31 - 1     // conditions: the C generator's int seconds
+	defaultStart    = 1735689600000 // iibench and events: 2025-01-01 00:00:00 UTC, in milliseconds
 )
 
 // The C generator computes a row's second as the double
@@ -54,6 +55,13 @@ type Options struct {
 	// calendar stays anchored at 1970); the zero Time is 1970-01-01, as in
 	// the study. iibench and events: the zero Time is 2025-01-01 UTC.
 	Start time.Time
+	// Step is the events' spacing of created_at (jitter aside), at least
+	// 1 µs; 0 means 1 ms.
+	Step time.Duration
+	// PayloadBytes is the events' mean payload size in bytes, sizes
+	// spread ±12.5% around it (at most MaxPayloadBytes); 0 means 1,800
+	// to 2,300 bytes. Below about 1.3 kB the payload has no message.
+	PayloadBytes int
 }
 
 // DefaultOptions returns the defaults of kind, every field spelled out.
@@ -92,6 +100,12 @@ func (o Options) Validate() error {
 	}
 	if err := checkRange("devices", int64(o.Devices), 0, MaxDevices); err != nil {
 		return err
+	}
+	if err := checkRange("payload bytes", int64(o.PayloadBytes), 0, MaxPayloadBytes); err != nil {
+		return err
+	}
+	if o.Step < 0 || o.Step > 0 && o.Step < time.Microsecond {
+		return fmt.Errorf("step %s: must be at least 1µs", o.Step)
 	}
 	if !o.Start.IsZero() {
 		if y := o.Start.UTC().Year(); y < 1 || y > 9999 {

@@ -81,6 +81,14 @@ func Charts(srcs []Source) ([]Chart, error) {
 	if err := add("serve-waiting.png", "Metrics daemon: queue depth over time", p, err); err != nil {
 		return nil, err
 	}
+	p, err = eventsRate(srcs)
+	if err := add("events-rate.png", "Event workload: inserts/s over the run, checkpoints marked", p, err); err != nil {
+		return nil, err
+	}
+	p, err = eventsWrite(srcs)
+	if err := add("events-write.png", "Event workload: server writes and WAL, MB/s", p, err); err != nil {
+		return nil, err
+	}
 	return out, nil
 }
 

@@ -84,6 +84,9 @@ func WriteHTML(w io.Writer, srcs []Source, text string, charts []Chart, command 
 		if s.Serve != nil {
 			m, ps.Complete = s.Serve.Machine, ps.Complete && s.Serve.Result.Complete
 		}
+		if s.Events != nil {
+			m, ps.Complete = s.Events.Machine, ps.Complete && s.Events.Complete
+		}
 		ps.Machine = describe(m)
 		pg.Sources = append(pg.Sources, ps)
 	}

@@ -4,7 +4,7 @@
 //
 // Glossary:
 //
-//	source    one results directory: its load.json, insert.json and/or serve.json
+//	source    one results directory: its load.json, insert.json, serve.json and/or events.json
 //	label     a source's name in tables and legends: its directory's base name
 //	entry     one row of a table: a store/loader/workers combination of a
 //	          load source, or an insert step of an insert source
@@ -52,6 +52,7 @@ type Source struct {
 	Load   *LoadFile           // nil without load.json
 	Insert *bench.InsertResult // nil without insert.json
 	Serve  *ServeFile          // nil without serve.json
+	Events *bench.EventsResult // nil without events.json
 }
 
 // Commands lists the command lines that produced the source's results.
@@ -66,11 +67,14 @@ func (s Source) Commands() []string {
 	if s.Serve != nil && s.Serve.Command != "" {
 		out = append(out, s.Serve.Command)
 	}
+	if s.Events != nil && s.Events.Command != "" {
+		out = append(out, s.Events.Command)
+	}
 	return out
 }
 
 // Read loads the results of every directory. A directory with none of
-// load.json, insert.json and serve.json is an error; so is a file that does not parse.
+// load.json, insert.json, serve.json and events.json is an error; so is a file that does not parse.
 // Labels are the directories' base names, made unique with a suffix.
 func Read(dirs []string) ([]Source, error) {
 	if len(dirs) == 0 {
@@ -108,8 +112,16 @@ func Read(dirs []string) ([]Source, error) {
 		if okServe {
 			s.Serve = &sf
 		}
-		if !okLoad && !okIns && !okServe {
-			return nil, fmt.Errorf("results directory %q: no load.json, insert.json or serve.json", d)
+		var ev bench.EventsResult
+		okEvents, err := readJSON(filepath.Join(d, "events.json"), &ev)
+		if err != nil {
+			return nil, err
+		}
+		if okEvents {
+			s.Events = &ev
+		}
+		if !okLoad && !okIns && !okServe && !okEvents {
+			return nil, fmt.Errorf("results directory %q: no load.json, insert.json, serve.json or events.json", d)
 		}
 		out = append(out, s)
 	}

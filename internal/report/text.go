@@ -135,6 +135,9 @@ func WriteText(w io.Writer, srcs []Source, base string) error {
 		if s.Serve != nil {
 			sections = append(sections, func(w io.Writer) { writeServeSteps(w, s.Label, s.Serve.Result) })
 		}
+		if s.Events != nil {
+			sections = append(sections, func(w io.Writer) { writeEvents(w, s.Label, *s.Events) })
+		}
 	}
 	ew := &errWriter{w: w}
 	for i, f := range sections {
