@@ -36,8 +36,10 @@ const maxFetchValues = 2_000_000
 // pattern of N dot-separated nodes matches the first N nodes of each series
 // name; a name of exactly N nodes gives a leaf (whose Path is the series
 // key, tags included), a longer one a branch (its first N nodes). A path
-// can be both a leaf and a branch. Patterns are compiled to linear-time
-// matchers; see ErrPattern for malformed ones.
+// can be both a leaf and a branch. Tagged series (name;k=v) are outside
+// the tree, as graphite-web keeps them: they are reached by name or by
+// seriesByTag (TaggedKeys), never by a pattern. Patterns are compiled to
+// linear-time matchers; see ErrPattern for malformed ones.
 func (s *Store) Find(ctx context.Context, pattern string) ([]Node, error) {
 	g, err := compileGlob(pattern)
 	if err != nil {
@@ -52,7 +54,10 @@ func (s *Store) Find(ctx context.Context, pattern string) ([]Node, error) {
 		sh := &s.shard[i]
 		sh.mu.Lock()
 		for key := range sh.m {
-			prefix, leaf, ok := firstNodes(keyName(key), g.nodes)
+			if strings.IndexByte(key, ';') >= 0 {
+				continue
+			}
+			prefix, leaf, ok := firstNodes(key, g.nodes)
 			if !ok {
 				continue
 			}

@@ -208,13 +208,16 @@ func TestFind(t *testing.T) {
 		mustAdd(t, s, pt(n, 0, 1))
 	}
 	mustAdd(t, s, ingest.Point{Name: "a.tagged", Tags: []ingest.Tag{{Key: "dc", Value: "x"}}, Time: base * 1e6, Value: 1})
+	// tagged series stand outside the tree, as in graphite-web: neither a
+	// leaf nor a branch of any pattern
+	mustAdd(t, s, ingest.Point{Name: "tg.cpu", Tags: []ingest.Tag{{Key: "dc", Value: "x"}}, Time: base * 1e6, Value: 1})
 	ctx := context.Background()
 	for _, c := range []struct {
 		pattern string
 		want    []Node
 	}{
 		{"a", []Node{{"a", false}}},
-		{"a.*", []Node{{"a.db1", false}, {"a.tagged;dc=x", true}, {"a.web1", false}, {"a.web1", true}, {"a.web10", false}, {"a.web2", false}}},
+		{"a.*", []Node{{"a.db1", false}, {"a.web1", false}, {"a.web1", true}, {"a.web10", false}, {"a.web2", false}}},
 		{"a.web?", []Node{{"a.web1", false}, {"a.web1", true}, {"a.web2", false}}},
 		{"a.web[2-9].*", []Node{{"a.web2.cpu", true}}},
 		{"a.web[!1].*", []Node{{"a.web2.cpu", true}}},
@@ -222,6 +225,8 @@ func TestFind(t *testing.T) {
 		{"a.{web*,x}.c*", []Node{{"a.web1.cpu", true}, {"a.web10.cpu", false}, {"a.web2.cpu", true}}},
 		{"a.*.*.*", []Node{{"a.web10.cpu.user", true}}},
 		{"b.*", nil},
+		{"tg", nil},
+		{"tg.*", nil},
 	} {
 		got, err := s.Find(ctx, c.pattern)
 		if err != nil {
