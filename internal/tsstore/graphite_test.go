@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"math"
 	"strings"
@@ -334,3 +335,42 @@ func TestGraphiteLateOneFlush(t *testing.T) {
 	}
 }
 
+// A read right after late points were added, before any flush of the
+// store's own, shows their minutes as whisper has them once carbon wrote
+// the points, whether the earlier points were flushed or still cached.
+func TestGraphiteLateRead(t *testing.T) {
+	for _, flushed := range []bool{false, true} {
+		t.Run(fmt.Sprintf("flushed=%v", flushed), func(t *testing.T) {
+			pool := newPool(t)
+			var c clock
+			s := open(t, pool, graphiteConfig(t, &c))
+			for i := range 24 {
+				if i/6 != 1 {
+					mustAdd(t, s, pt("g.late", float64(10*i), float64(i)))
+				}
+				mustAdd(t, s, pt("g.over", float64(10*i), 3))
+			}
+			if flushed {
+				mustFlush(t, s)
+			}
+			for i := 6; i < 12; i++ {
+				mustAdd(t, s, pt("g.late", float64(10*i), float64(i)))
+			}
+			for m := range 3 {
+				mustAdd(t, s, pt("g.over", float64(60*m), 6))
+			}
+			c.now = time.Unix(base+7*3600, 0) // the 1m archive
+			for _, want := range []struct {
+				name string
+				vals []float64
+			}{{"g.late", []float64{2.5, 8.5, 14.5, 20.5, nan}}, {"g.over", []float64{3.5, 3.5, 3.5, 3, nan}}} {
+				m := fetch1(t, s, want.name, base-60, base+240)
+				if m.Step != 60 {
+					t.Fatalf("%s: step %d, want the 1m archive", want.name, m.Step)
+				}
+				n := len(m.Values)
+				checkSeries(t, Series{Name: m.Name, Start: m.Start + int64(n-5)*60, Step: 60, Values: m.Values[n-5:]}, base, 60, want.vals)
+			}
+		})
+	}
+}
