@@ -25,12 +25,26 @@ type flushItem struct {
 }
 
 // recomputeAnswer answers one recompute request (Graphite consolidation)
-// among a flush item's held updates: the finer values read, given to the
-// DS once the write committed.
+// among the updates of flush item item: the finer values read in the
+// flush's transaction, given to the DS in it.
 type recomputeAnswer struct {
+	item int
 	req  rra.Update
 	kids []float64
 }
+
+// lateBatch is the updates of flush item item a transaction wrote and
+// whose recompute requests it answers.
+type lateBatch struct {
+	item int
+	ups  []rra.Update
+}
+
+// lateRounds bounds the rounds of recompute requests one flush answers:
+// each answer may request the next coarser archive's slot, so a late
+// point needs one round per archive above the finest. Requests beyond it
+// (late points arriving meanwhile) wait in their DS for the next flush.
+const lateRounds = rra.MaxArchives
 
 // rawRetryBytes is what a raw point kept aside for a retry costs (its
 // series id, time and value).
@@ -63,9 +77,9 @@ func (s *Store) Flush(ctx context.Context) error {
 		rawOK, errRaw = s.writeRaw(ctx, items)
 	}
 	tRaw := time.Since(start)
-	rraOK, answers, errRRA := s.writeArchives(ctx, items)
+	rraOK, errRRA := s.writeArchives(ctx, items)
 	tRRA := time.Since(start)
-	s.settle(items, rawOK, rraOK, answers)
+	s.settle(items, rawOK, rraOK)
 	elapsed := time.Since(start)
 	s.log.Debug("flushed the metrics cache", "series", len(items), "register", tReg, "gather", tGather-tReg,
 		"raw", tRaw-tGather, "archives", tRRA-tRaw, "settle", elapsed-tRRA)
@@ -120,17 +134,13 @@ func (s *Store) gather() []flushItem {
 
 // settle removes what was written from the buffers, and puts back in the
 // dirty lists the series with something left to write.
-func (s *Store) settle(items []flushItem, rawOK bool, rraOK []bool, answers [][]recomputeAnswer) {
-	for i, it := range items {
+func (s *Store) settle(items []flushItem, rawOK bool, rraOK []bool) {
+	for _, it := range items {
 		x := it.x
 		sh := s.shardOf(x.key)
 		sh.mu.Lock()
 		if rraOK[it.worker] {
 			x.held = dropFront(x.held, len(it.held))
-			for _, a := range answers[i] {
-				x.ds.Recompute(a.req, a.kids)
-				x.stateDirty = true
-			}
 		} else if it.state != nil {
 			x.stateDirty = true
 		}
@@ -245,16 +255,16 @@ type stateRows struct {
 
 // writeArchives writes closed slots and states, each worker its share of
 // the segments in one transaction. It reports which workers succeeded.
-func (s *Store) writeArchives(ctx context.Context, items []flushItem) ([]bool, [][]recomputeAnswer, error) {
+// A worker changes the held updates of its own items only (see
+// writeLate).
+func (s *Store) writeArchives(ctx context.Context, items []flushItem) ([]bool, error) {
 	n := s.cfg.FlushWorkers
 	ok := make([]bool, n)
 	errs := make([]error, n)
-	// Each worker sets the answers of its own items only.
-	answers := make([][]recomputeAnswer, len(items))
 	var g errgroup.Group
 	for w := range n {
 		g.Go(func() error {
-			slots, err := s.writeShare(ctx, items, answers, w)
+			slots, err := s.writeShare(ctx, items, w)
 			if err != nil {
 				errs[w] = err
 				return nil
@@ -265,18 +275,20 @@ func (s *Store) writeArchives(ctx context.Context, items []flushItem) ([]bool, [
 		})
 	}
 	_ = g.Wait() // errors are per worker
-	return ok, answers, errors.Join(errs...)
+	return ok, errors.Join(errs...)
 }
 
 // writeShare writes worker w's share of items in one transaction and
 // returns the number of slots written.
-func (s *Store) writeShare(ctx context.Context, items []flushItem, answers [][]recomputeAnswer, w int) (int64, error) {
+func (s *Store) writeShare(ctx context.Context, items []flushItem, w int) (int64, error) {
 	var rows []slotRows
 	cur := &slotRows{}
 	var states []stateRows
 	st := &stateRows{}
 	stBytes := 0
-	for _, it := range items {
+	for i := range items {
+		// Other workers change their items' held updates: read only ours.
+		it := &items[i]
 		if it.worker != w {
 			continue
 		}
@@ -292,18 +304,7 @@ func (s *Store) writeShare(ctx context.Context, items []flushItem, answers [][]r
 		if len(it.held) == 0 {
 			continue
 		}
-		sch := x.sch
-		for _, u := range it.held {
-			b := sch.bundles[u.Archive]
-			for idx, t := range sch.schema.Slots(u) {
-				cur.bundle = append(cur.bundle, b)
-				cur.seg = append(cur.seg, seg)
-				cur.slot = append(cur.slot, int32(idx))
-				cur.pos = append(cur.pos, pos)
-				cur.time = append(cur.time, t/1e6)
-				cur.val = append(cur.val, u.Value)
-			}
-		}
+		cur.add(x, it.held)
 		if cur.len() >= slotChunk {
 			rows = append(rows, *cur)
 			cur = &slotRows{}
@@ -320,13 +321,18 @@ func (s *Store) writeShare(ctx context.Context, items []flushItem, answers [][]r
 	}
 	var total int64
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		for _, r := range rows {
-			if _, err := tx.Exec(ctx, sqlWriteSlots, r.bundle, r.seg, r.slot, r.pos, r.time, r.val); err != nil {
-				return fmt.Errorf("writing %d archive slots: %w", r.len(), err)
-			}
-			total += int64(r.len())
+		n, err := writeSlotRows(ctx, tx, rows)
+		if total = n; err != nil {
+			return err
 		}
-		if err := s.recompute(ctx, tx, items, answers, w); err != nil {
+		var batches []lateBatch
+		for i := range items {
+			if items[i].worker == w && len(items[i].held) > 0 {
+				batches = append(batches, lateBatch{i, items[i].held})
+			}
+		}
+		n, err = s.writeLate(ctx, tx, items, batches)
+		if total += n; err != nil {
 			return err
 		}
 		for _, st := range states {
@@ -338,6 +344,92 @@ func (s *Store) writeShare(ctx context.Context, items []flushItem, answers [][]r
 	})
 	if err != nil {
 		return 0, err
+	}
+	return total, nil
+}
+
+// add appends the slots of series x's updates ups.
+func (r *slotRows) add(x *series, ups []rra.Update) {
+	seg, pos, sch := x.seg(), x.pos(), x.sch
+	for _, u := range ups {
+		b := sch.bundles[u.Archive]
+		for idx, t := range sch.schema.Slots(u) {
+			r.bundle = append(r.bundle, b)
+			r.seg = append(r.seg, seg)
+			r.slot = append(r.slot, int32(idx))
+			r.pos = append(r.pos, pos)
+			r.time = append(r.time, t/1e6)
+			r.val = append(r.val, u.Value)
+		}
+	}
+}
+
+// writeSlotRows writes rows in tx, in order, and returns the number of
+// slots written.
+func writeSlotRows(ctx context.Context, tx pgx.Tx, rows []slotRows) (int64, error) {
+	var total int64
+	for _, r := range rows {
+		if _, err := tx.Exec(ctx, sqlWriteSlots, r.bundle, r.seg, r.slot, r.pos, r.time, r.val); err != nil {
+			return total, fmt.Errorf("writing %d archive slots: %w", r.len(), err)
+		}
+		total += int64(r.len())
+	}
+	return total, nil
+}
+
+// writeLate answers, in tx and after the updates of batches are written
+// in it, their recompute requests (Graphite consolidation: the coarser
+// slots of a point older than the ones its DS keeps in memory): it reads
+// the finer values, gives them to the DS, and writes the slots the DS
+// recomputes, round after round while they request coarser slots, so
+// that the transaction writing a late point also writes the minute and
+// hour it changes, as whisper does in one update. The updates taken from
+// a DS join its series' held ones and its item's, so that a failed
+// transaction leaves them held, written again with their requests by the
+// next flush (recomputing is idempotent). It returns the slots written.
+func (s *Store) writeLate(ctx context.Context, tx pgx.Tx, items []flushItem, batches []lateBatch) (int64, error) {
+	var total int64
+	for round := 1; len(batches) > 0; round++ {
+		answers, err := s.recompute(ctx, tx, items, batches)
+		if err != nil || len(answers) == 0 {
+			return total, err
+		}
+		batches = batches[:0]
+		var rows []slotRows
+		cur := &slotRows{}
+		for a := 0; a < len(answers); {
+			i := answers[a].item
+			it := &items[i]
+			x := it.x
+			sh := s.shardOf(x.key)
+			sh.mu.Lock()
+			for ; a < len(answers) && answers[a].item == i; a++ {
+				x.ds.Recompute(answers[a].req, answers[a].kids)
+			}
+			x.stateDirty = true
+			if round < lateRounds {
+				// Updates a fetch took meanwhile come first.
+				n := len(it.held)
+				x.held = x.ds.ClosedSlots(x.held)
+				it.held = x.held
+				if ups := x.held[n:]; len(ups) > 0 {
+					batches = append(batches, lateBatch{i, ups})
+					cur.add(x, ups)
+				}
+			}
+			sh.mu.Unlock()
+			if cur.len() >= slotChunk {
+				rows = append(rows, *cur)
+				cur = &slotRows{}
+			}
+		}
+		if cur.len() > 0 {
+			rows = append(rows, *cur)
+		}
+		n, err := writeSlotRows(ctx, tx, rows)
+		if total += n; err != nil {
+			return total, err
+		}
 	}
 	return total, nil
 }
@@ -357,38 +449,30 @@ func hasRequests(items []flushItem, w int) bool {
 }
 
 // recompute reads, after the slots are written in tx, the finer values
-// that worker w's recompute requests ask for, and keeps them in the items
-// for settle (Graphite consolidation: a late point's coarser slots).
-func (s *Store) recompute(ctx context.Context, tx pgx.Tx, items []flushItem, answers [][]recomputeAnswer, w int) error {
-	type ref struct {
-		item int
-		req  rra.Update
-	}
-	var refs []ref
+// that the recompute requests among batches ask for, and returns them in
+// the order of batches and of their updates.
+func (s *Store) recompute(ctx context.Context, tx pgx.Tx, items []flushItem, batches []lateBatch) ([]recomputeAnswer, error) {
+	var refs []recomputeAnswer
 	var bundles, sizes []int32
 	var segs, t0s, steps, ns []int64
 	var poss []int32
-	for i := range items {
-		it := &items[i]
-		if it.worker != w {
-			continue
-		}
-		answers[i] = nil
-		for _, u := range it.held {
+	for _, b := range batches {
+		x := items[b.item].x
+		for _, u := range b.ups {
 			if u.Count != 0 {
 				continue
 			}
-			sch := it.x.sch
+			sch := x.sch
 			arch, start, n := sch.schema.RecomputeSpan(u)
 			a := sch.schema.Archive(arch)
-			refs = append(refs, ref{i, u})
-			bundles, segs, poss = append(bundles, sch.bundles[arch]), append(segs, it.x.seg()), append(poss, it.x.pos())
+			refs = append(refs, recomputeAnswer{item: b.item, req: u})
+			bundles, segs, poss = append(bundles, sch.bundles[arch]), append(segs, x.seg()), append(poss, x.pos())
 			t0s, steps = append(t0s, start/1e6), append(steps, int64(a.Step/time.Second))
 			sizes, ns = append(sizes, int32(a.Size)), append(ns, int64(n))
 		}
 	}
 	if len(refs) == 0 {
-		return nil
+		return nil, nil
 	}
 	sizes64 := make([]int64, len(sizes))
 	ns32 := make([]int32, len(ns))
@@ -397,7 +481,7 @@ func (s *Store) recompute(ctx context.Context, tx pgx.Tx, items []flushItem, ans
 	}
 	rows, err := tx.Query(ctx, sqlRecompute, bundles, segs, poss, t0s, steps, sizes64, ns32)
 	if err != nil {
-		return fmt.Errorf("reading %d slots to recompute: %w", len(refs), err)
+		return nil, fmt.Errorf("reading %d slots to recompute: %w", len(refs), err)
 	}
 	var o int64
 	var vals []*float64
@@ -405,7 +489,6 @@ func (s *Store) recompute(ctx context.Context, tx pgx.Tx, items []flushItem, ans
 		if o < 1 || o > int64(len(refs)) {
 			return fmt.Errorf("recompute answer %d of %d", o, len(refs))
 		}
-		r := refs[o-1]
 		kids := make([]float64, len(vals))
 		for i, v := range vals {
 			kids[i] = math.NaN()
@@ -413,11 +496,11 @@ func (s *Store) recompute(ctx context.Context, tx pgx.Tx, items []flushItem, ans
 				kids[i] = *v
 			}
 		}
-		answers[r.item] = append(answers[r.item], recomputeAnswer{req: r.req, kids: kids})
+		refs[o-1].kids = kids
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("reading %d slots to recompute: %w", len(refs), err)
+		return nil, fmt.Errorf("reading %d slots to recompute: %w", len(refs), err)
 	}
-	return nil
+	return refs, nil
 }

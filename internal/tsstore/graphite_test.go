@@ -4,10 +4,15 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
+	"math"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/pgts/pgts/internal/rra"
 )
@@ -153,8 +158,7 @@ func TestGraphiteLateRecompute(t *testing.T) {
 	if st := s.Stats(); st.LateKept != 1 {
 		t.Fatalf("stats: %+v", st)
 	}
-	mustFlush(t, s) // writes the 10 s slot, reads the minute's six
-	mustFlush(t, s) // writes the recomputed minute and hour
+	mustFlush(t, s) // writes the 10 s slot, reads the minute's six, writes the minute
 	checkSeries(t, fetch1(t, s, "g.late", base-10, base+50), base, 10, []float64{1, 1, 13, 1, 1, 1})
 	c.now = time.Unix(base+7*3600, 0)
 	m := fetch1(t, s, "g.late", base-60, base+60)
@@ -246,4 +250,127 @@ func TestGraphiteRestart(t *testing.T) {
 	m := fetch1(t, s2, "g.r", base-60, base+60)
 	n := len(m.Values)
 	checkSeries(t, Series{Name: m.Name, Start: m.Start + int64(n-2)*60, Step: 60, Values: m.Values[n-2:]}, base, 60, []float64{3, nan})
+}
+
+// storedSlot reads from the database the value archive n (1: the finest)
+// of a series holds for the slot starting at sec seconds after base, NaN
+// when none: what a reader of the tables sees once a flush returned.
+func storedSlot(t testing.TB, pool *pgxpool.Pool, name string, n int, sec int64) float64 {
+	t.Helper()
+	var v *float64
+	err := pool.QueryRow(context.Background(), `SELECT d.vals[m.id % 200 + 1]
+FROM pgts.metric m CROSS JOIN LATERAL unnest(m.bundles) WITH ORDINALITY AS a(bundle_id, n)
+JOIN pgts.rra_data d ON d.bundle_id = a.bundle_id AND d.seg = m.id / 200
+WHERE m.name = $1 AND a.n = $2 AND d.times[m.id % 200 + 1] = $3`, name, n, base+sec).Scan(&v)
+	if errors.Is(err, pgx.ErrNoRows) || (err == nil && v == nil) {
+		return nan
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return *v
+}
+
+// Points later than the minute a series keeps in memory (a late minute
+// sent after newer ones, a 10 s slot overwritten) reach the database's
+// minute and hour slots in the flush that writes their 10 s slots, as
+// whisper has them once carbon wrote the points: one flush, not two.
+func TestGraphiteLateOneFlush(t *testing.T) {
+	pool := newPool(t)
+	var c clock
+	s := open(t, pool, graphiteConfig(t, &c))
+	// g.late: minutes 0, 2 and 3, then minute 1 late; g.over: 3 in every
+	// 10 s slot, then each minute's first slot overwritten with 6.
+	for i := range 24 {
+		if i/6 != 1 {
+			mustAdd(t, s, pt("g.late", float64(10*i), float64(i)))
+		}
+		mustAdd(t, s, pt("g.over", float64(10*i), 3))
+	}
+	// g.hour: an hour of ones but its minute 1, and the next hour's first
+	// point; then minute 1, all 61, late: its minute and hour change.
+	for i := range 361 {
+		if i/6 != 1 {
+			mustAdd(t, s, pt("g.hour", float64(10*i), 1))
+		}
+	}
+	mustFlush(t, s)
+	for i := 6; i < 12; i++ {
+		mustAdd(t, s, pt("g.late", float64(10*i), float64(i)))
+	}
+	for m := range 3 {
+		mustAdd(t, s, pt("g.over", float64(60*m), 6))
+	}
+	for i := 6; i < 12; i++ {
+		mustAdd(t, s, pt("g.hour", float64(10*i), 61))
+	}
+	mustFlush(t, s)
+	if got := storedSlot(t, pool, "g.hour", 2, 60); got != 61 {
+		t.Errorf("g.hour minute 1 stored %v, want 61", got)
+	}
+	if got := storedSlot(t, pool, "g.hour", 3, 0); got != 2 {
+		t.Errorf("g.hour hour 0 stored %v, want 2 (59 minutes of 1, one of 61)", got)
+	}
+	want := []float64{2.5, 8.5, 14.5, 20.5}
+	for m, w := range want {
+		if got := storedSlot(t, pool, "g.late", 2, int64(60*m)); got != w {
+			t.Errorf("g.late minute %d stored %v, want %v", m, got, w)
+		}
+	}
+	for m := range 4 {
+		w := 3.5
+		if m == 3 {
+			w = 3
+		}
+		if got := storedSlot(t, pool, "g.over", 2, int64(60*m)); got != w {
+			t.Errorf("g.over minute %d stored %v, want %v", m, got, w)
+		}
+	}
+	// Four minutes of sixty are too few for the hour (xff 0.5): whisper
+	// leaves it unset, and so must the recompute.
+	for _, name := range []string{"g.late", "g.over"} {
+		if got := storedSlot(t, pool, name, 3, 0); !math.IsNaN(got) {
+			t.Errorf("%s hour stored %v, want none", name, got)
+		}
+	}
+}
+
+// A read right after late points were added, before any flush of the
+// store's own, shows their minutes as whisper has them once carbon wrote
+// the points, whether the earlier points were flushed or still cached.
+func TestGraphiteLateRead(t *testing.T) {
+	for _, flushed := range []bool{false, true} {
+		t.Run(fmt.Sprintf("flushed=%v", flushed), func(t *testing.T) {
+			pool := newPool(t)
+			var c clock
+			s := open(t, pool, graphiteConfig(t, &c))
+			for i := range 24 {
+				if i/6 != 1 {
+					mustAdd(t, s, pt("g.late", float64(10*i), float64(i)))
+				}
+				mustAdd(t, s, pt("g.over", float64(10*i), 3))
+			}
+			if flushed {
+				mustFlush(t, s)
+			}
+			for i := 6; i < 12; i++ {
+				mustAdd(t, s, pt("g.late", float64(10*i), float64(i)))
+			}
+			for m := range 3 {
+				mustAdd(t, s, pt("g.over", float64(60*m), 6))
+			}
+			c.now = time.Unix(base+7*3600, 0) // the 1m archive
+			for _, want := range []struct {
+				name string
+				vals []float64
+			}{{"g.late", []float64{2.5, 8.5, 14.5, 20.5, nan}}, {"g.over", []float64{3.5, 3.5, 3.5, 3, nan}}} {
+				m := fetch1(t, s, want.name, base-60, base+240)
+				if m.Step != 60 {
+					t.Fatalf("%s: step %d, want the 1m archive", want.name, m.Step)
+				}
+				n := len(m.Values)
+				checkSeries(t, Series{Name: m.Name, Start: m.Start + int64(n-5)*60, Step: 60, Values: m.Values[n-5:]}, base, 60, want.vals)
+			}
+		})
+	}
 }

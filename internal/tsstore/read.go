@@ -208,6 +208,7 @@ type fetchPlan struct {
 	start   int64
 	values  []float64
 	updates []rra.Update // cached slots of the chosen archive
+	late    bool         // the cache holds recompute requests of that archive or finer
 	raw     []rawPoint   // cached raw points in the range
 }
 
@@ -219,7 +220,9 @@ type fetchPlan struct {
 // series kept only raw gives the mean of its points in each raw step,
 // labelled the same way, at a wider step when the range holds more than
 // maxDataPoints (when > 0) or maxFetchValues steps. Values still in the
-// write-back cache are included. Unknown names, and series with nothing
+// write-back cache are included; when a late point (Graphite
+// consolidation) awaits the recompute of a slot of an archive read, Fetch
+// flushes first (see writeLate). Unknown names, and series with nothing
 // in range, are skipped. Safe for concurrent use with Add and Flush.
 func (s *Store) Fetch(ctx context.Context, names []string, from, until int64, maxDataPoints int) ([]Series, error) {
 	if until < from {
@@ -238,9 +241,26 @@ func (s *Store) Fetch(ctx context.Context, names []string, from, until int64, ma
 		limit = min(limit, int64(maxDataPoints))
 	}
 	var plans []*fetchPlan
+	late := false
 	for _, name := range names {
 		if p := s.plan(name, from, until, now, rawSpan, rawStepDefault, limit); p != nil {
 			plans = append(plans, p)
+			late = late || p.late
+		}
+	}
+	if late {
+		// The slots a late point changes in the archives read are
+		// recomputed from the database's finer slots by a flush: flush,
+		// then plan again, so that the read sees what whisper's file
+		// holds once carbon wrote the points.
+		if err := s.Flush(ctx); err != nil {
+			s.log.Debug("flushing before a read of late points", "err", err)
+		}
+		plans = plans[:0]
+		for _, name := range names {
+			if p := s.plan(name, from, until, now, rawSpan, rawStepDefault, limit); p != nil {
+				plans = append(plans, p)
+			}
 		}
 	}
 	if err := s.readArchives(ctx, plans); err != nil {
@@ -354,7 +374,11 @@ func (s *Store) plan(key string, from, until, now, rawSpan, rawStep, limit int64
 		s.mem.add(b - x.bytes)
 		x.bytes = b
 		for _, u := range x.held {
-			if u.Archive == w.res.archive {
+			switch {
+			case u.Count == 0:
+				// Requests (Graphite consolidation) chain to the coarser archives.
+				p.late = p.late || u.Archive <= w.res.archive
+			case u.Archive == w.res.archive:
 				p.updates = append(p.updates, u)
 			}
 		}
