@@ -9,8 +9,30 @@ import (
 
 // point is one output datapoint.
 type point struct {
-	v  float64
-	ts int64
+	v     float64
+	ts    int64
+	isInt bool // a Python int in graphite-web: printed without ".0"
+}
+
+// intPoints marks the points that pair s's values unchanged (pts[i] is
+// s.values[i]) with the values' int marks.
+func intPoints(pts []point, s *series) []point {
+	if s.ints == nil {
+		return pts
+	}
+	for i := range pts {
+		pts[i].isInt = s.intAt(i)
+	}
+	return pts
+}
+
+// appendValue appends v as graphite-web's repr or str spells it: a
+// Python int without ".0".
+func appendValue(b []byte, v float64, isInt bool) []byte {
+	if isInt && !math.IsNaN(v) && !math.IsInf(v, 0) {
+		return strconv.AppendFloat(b, v, 'f', -1, 64)
+	}
+	return append(b, pyRepr(v)...)
 }
 
 // datapoints pairs values with timestamps start, start+step, ... up to
@@ -26,7 +48,7 @@ func datapoints(vals []float64, start, end, step int64) []point {
 	n = min(n, len(vals))
 	out := make([]point, n)
 	for i := range out {
-		out[i] = point{vals[i], start + int64(i)*step}
+		out[i] = point{v: vals[i], ts: start + int64(i)*step}
 	}
 	return out
 }
@@ -43,7 +65,7 @@ func consolidateForMaxDataPoints(s *series, maxDataPoints int, timeRange int64) 
 	}
 	n := float64(timeRange) / float64(step)
 	if float64(maxDataPoints) >= n {
-		return datapoints(vals, start, s.end, step)
+		return intPoints(datapoints(vals, start, s.end, step), s)
 	}
 	k := int64(math.Ceil(n / float64(maxDataPoints)))
 	secondsPerPoint := k * step
@@ -86,7 +108,7 @@ func renderJSON(list []*series, maxDataPoints int, noNullPoints bool) []byte {
 		if maxDataPoints > 0 {
 			pts = consolidateForMaxDataPoints(s, maxDataPoints, endTime-startTime)
 		} else {
-			pts = datapoints(s.values, s.start, s.end, s.step)
+			pts = intPoints(datapoints(s.values, s.start, s.end, s.step), s)
 		}
 		if noNullPoints {
 			kept := pts[:0]
@@ -121,7 +143,11 @@ func renderJSON(list []*series, maxDataPoints int, noNullPoints bool) []byte {
 				b = append(b, ", "...)
 			}
 			b = append(b, '[')
-			b = appendPyJSONFloat(b, p.v)
+			if p.isInt && !isNull(p.v) {
+				b = appendValue(b, p.v, true)
+			} else {
+				b = appendPyJSONFloat(b, p.v)
+			}
 			b = append(b, ", "...)
 			b = strconv.AppendInt(b, p.ts, 10)
 			b = append(b, ']')
@@ -145,7 +171,7 @@ func renderCSV(list []*series, loc *time.Location) []byte {
 			b = time.Unix(s.start+int64(i)*s.step, 0).In(loc).AppendFormat(b, "2006-01-02 15:04:05")
 			b = append(b, ',')
 			if !isNull(v) {
-				b = append(b, pyRepr(v)...)
+				b = appendValue(b, v, s.intAt(i))
 			}
 			b = append(b, '\r', '\n')
 		}
@@ -183,7 +209,7 @@ func renderRaw(list []*series) []byte {
 			if isNull(v) {
 				b = append(b, "None"...)
 			} else {
-				b = append(b, pyRepr(v)...)
+				b = appendValue(b, v, s.intAt(i))
 			}
 		}
 		b = append(b, '\n')

@@ -304,6 +304,7 @@ func countSeries(ev *evaluator, a *args) ([]*series, error) {
 	rows(norm, func(row []float64) { vals = append(vals, float64(len(row))) })
 	s := newSeries(name, start, end, step, vals)
 	s.xff = ev.req.xff(nil)
+	s.markInts(nil) // int(len(row))
 	return []*series{s}, ev.req.charge(len(vals))
 }
 

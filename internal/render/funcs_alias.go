@@ -420,6 +420,7 @@ func identity(ev *evaluator, a *args) ([]*series, error) {
 		return nil, err
 	}
 	out[0].pathExpr = `identity("` + name + `")`
+	out[0].markInts(nil) // list(range(start, end, step))
 	return out, nil
 }
 

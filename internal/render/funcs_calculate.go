@@ -154,6 +154,7 @@ func exponentialMovingAverage(ev *evaluator, a *args) ([]*series, error) {
 		if isNull(ema) || ema == 0 { // safeAvg(...) or 0
 			ema = 0
 		}
+		firstInt := ema == 0 // safeAvg(...) or 0 gave the Python int 0
 		vals := []float64{pyRound(ema, 6)}
 		for _, v := range s.values[points:] {
 			if isNull(v) {
@@ -165,6 +166,11 @@ func exponentialMovingAverage(ev *evaluator, a *args) ([]*series, error) {
 		}
 		c := derived(s, windowName("exponentialMovingAverage", s.name, w), "exponentialMovingAverage", w.pyStr(), vals)
 		c.start = s.start + preview
+		if firstInt {
+			bits := make([]bool, len(vals))
+			bits[0] = true
+			c.markInts(bits)
+		}
 		out = append(out, c)
 	}
 	return out, nil
