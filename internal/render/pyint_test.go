@@ -44,6 +44,7 @@ func TestPythonIntValues(t *testing.T) {
 		// safeAvg(first window) or 0: the int 0 when the window has no data
 		{"exponentialMovingAverage(servers.empty.cpu, 3)", "", `"datapoints": [[0, `},
 		{"exponentialMovingAverage(servers.db1.cpu, 3)", "", `"datapoints": [[5.0, `},
+		{`randomWalk("w")`, "", fmt.Sprintf(`"datapoints": [[0, %d], [`, t0-1)},
 		{"countSeries(servers.web*.cpu)", "raw", "|2,2,2,2,2,2,2,2,2,2\n"},
 		{"transformNull(servers.web2.cpu)", "raw", "|110.0,0,130.0,-140.0,150.0,0,0,0,190.0,200.0\n"},
 		{"isNonNull(servers.web2.cpu)", "csv", ",0\r\n"},
