@@ -48,6 +48,10 @@ func TestGraphiteWebDifferential(t *testing.T) {
 // differentialExtras are compared with graphite-web only: edge cases of
 // nulls, mixed steps, wrapped names and arguments.
 var differentialExtras = []string{
+	// maxDataPoints keeps Python ints for sum, max, min, first and last
+	"consolidateBy(isNonNull(servers.web2.cpu), 'sum')", "consolidateBy(isNonNull(servers.web2.cpu), 'max')",
+	"consolidateBy(transformNull(servers.web2.cpu), 'min')", "consolidateBy(changed(servers.web2.cpu), 'last')",
+	"consolidateBy(countSeries(servers.*.cpu), 'first')", "consolidateBy(transformNull(servers.web2.cpu), 'avg_zero')",
 	"sumSeries(servers.*.cpu, other.slow.x)", "averageSeries(servers.web2.cpu, other.slow.x)",
 	"diffSeries(servers.*.cpu)", "multiplySeries(servers.*.cpu)", "stddevSeries(servers.*.cpu)",
 	"rangeOfSeries(servers.*.cpu)", "countSeries(servers.*.cpu, other.slow.x)",

@@ -61,7 +61,7 @@ func consolidateForMaxDataPoints(s *series, maxDataPoints int, timeRange int64) 
 	vals, start, step := s.values, s.start, s.step
 	if maxDataPoints == 1 {
 		k := max(len(vals), 1)
-		return datapoints(s.consolidated(k), start, s.end, step*int64(k))
+		return consolidatedIntPoints(datapoints(s.consolidated(k), start, s.end, step*int64(k)), s, 0, k)
 	}
 	n := float64(timeRange) / float64(step)
 	if float64(maxDataPoints) >= n {
@@ -71,10 +71,54 @@ func consolidateForMaxDataPoints(s *series, maxDataPoints int, timeRange int64) 
 	secondsPerPoint := k * step
 	nudge := secondsPerPoint + pyMod(start, step) - pyMod(start, secondsPerPoint)
 	start += nudge
+	off := 0
 	if lose := int(nudge/step) - 1; lose > 0 {
-		vals = vals[min(lose, len(vals)):]
+		off = min(lose, len(vals))
+		vals = vals[off:]
 	}
-	return datapoints(consolidateBy(vals, int(k), s.consolidation, s.xff), start, s.end, secondsPerPoint)
+	pts := datapoints(consolidateBy(vals, int(k), s.consolidation, s.xff), start, s.end, secondsPerPoint)
+	return consolidatedIntPoints(pts, s, off, int(k))
+}
+
+// consolidatedIntPoints marks the points that consolidate groups of k of
+// s's values, from index off on, into a Python int in graphite-web: sum
+// of ints is an int, max, min, first and last return one of the values
+// themselves (the first of equal ones for max and min); average and
+// avg_zero divide, giving a float.
+func consolidatedIntPoints(pts []point, s *series, off, k int) []point {
+	if s.ints == nil {
+		return pts
+	}
+	fn := s.consolidation
+	for g := range pts {
+		if isNull(pts[g].v) {
+			continue
+		}
+		lo := off + g*k
+		hi := min(lo+k, len(s.values))
+		pick, allInt := -1, true
+		for i := lo; i < hi; i++ {
+			v := s.values[i]
+			if isNull(v) {
+				continue
+			}
+			allInt = allInt && s.intAt(i)
+			switch {
+			case pick < 0,
+				fn == "last",
+				fn == "max" && v > s.values[pick],
+				fn == "min" && v < s.values[pick]:
+				pick = i
+			}
+		}
+		switch fn {
+		case "sum":
+			pts[g].isInt = allInt
+		case "max", "min", "first", "last":
+			pts[g].isInt = pick >= 0 && s.intAt(pick)
+		}
+	}
+	return pts
 }
 
 // renderJSON is graphite-web's JSON render format:
