@@ -47,6 +47,15 @@ func TestGraphiteWebDifferential(t *testing.T) {
 
 // differentialExtras are compared with graphite-web only: edge cases of
 // nulls, mixed steps, wrapped names and arguments.
+// differentialInts are asked without maxDataPoints (which would average
+// them to floats): aggregating Python ints keeps them for sum, diff, min,
+// max and last, and count is always one.
+var differentialInts = []string{
+	"sumSeries(isNonNull(servers.*.cpu))", "diffSeries(isNonNull(servers.*.cpu))", "maxSeries(transformNull(servers.web*.cpu))",
+	"minSeries(transformNull(servers.web*.cpu))", "aggregate(servers.*.cpu, 'count')", "aggregate(transformNull(servers.web*.cpu), 'last')",
+	"averageSeries(isNonNull(servers.*.cpu))", "aggregate(isNonNull(servers.*.cpu), 'median')",
+}
+
 var differentialExtras = []string{
 	// maxDataPoints keeps Python ints for sum, max, min, first and last
 	"consolidateBy(isNonNull(servers.web2.cpu), 'sum')", "consolidateBy(isNonNull(servers.web2.cpu), 'max')",
@@ -399,6 +408,9 @@ func TestGraphiteWebRender(t *testing.T) {
 	}
 	for _, target := range differentialExtras {
 		reqs = append(reqs, url.Values{"target": {target}, "from": {strconv.FormatInt(t0-1, 10)}, "until": {strconv.FormatInt(t0+599, 10)}, "format": {"json"}, "maxDataPoints": {"4"}})
+	}
+	for _, target := range differentialInts {
+		reqs = append(reqs, url.Values{"target": {target}, "from": {strconv.FormatInt(t0-1, 10)}, "until": {strconv.FormatInt(t0+599, 10)}, "format": {"json"}})
 	}
 	renderDifferential(t, py, webapp, testSource(), reqs)
 	reqs = nil

@@ -52,6 +52,10 @@ func TestPythonIntValues(t *testing.T) {
 		{"consolidateBy(isNonNull(servers.web2.cpu),'max')", "", "4", `"datapoints": [[1, 1700000100], [1, 1700000280], [1, 1700000460]]`},
 		{"consolidateBy(transformNull(servers.web2.cpu),'min')", "", "4", `"datapoints": [[-140.0, 1700000100], [0, 1700000280], [0, 1700000460]]`},
 		{"isNonNull(servers.web2.cpu)", "", "1", `"datapoints": [[0.6, `},
+		// aggregates: sum of ints, the int min or max, count
+		{"sumSeries(isNonNull(servers.web*.cpu))", "", "", dp("2", "1", "2", "2", "2", "1", "1", "1", "2", "2")},
+		{"minSeries(transformNull(servers.web2.cpu), servers.db1.cpu)", "", "", dp("5.0", "0", "5.0", "-140.0", "5.0", "0", "0", "0", "5.0", "5.0")},
+		{"aggregate(servers.web*.cpu, 'count')", "", "", dp("2", "1", "2", "2", "2", "1", "1", "1", "2", "2")},
 		{"countSeries(servers.web*.cpu)", "raw", "", "|2,2,2,2,2,2,2,2,2,2\n"},
 		{"transformNull(servers.web2.cpu)", "raw", "", "|110.0,0,130.0,-140.0,150.0,0,0,0,190.0,200.0\n"},
 		{"isNonNull(servers.web2.cpu)", "csv", "", ",0\r\n"},
