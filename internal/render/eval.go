@@ -40,8 +40,11 @@ type request struct {
 	maxDataPoints int
 	loc           *time.Location // the request's time zone, for dates in arguments
 	now           time.Time      // the request's clock
-	points        int            // values fetched or computed so far
-	series        int            // series fetched so far
+	// fetchNow is the request's now (its "now" parameter, else the
+	// clock), unix seconds, which a NowSource picks resolutions by.
+	fetchNow int64
+	points   int // values fetched or computed so far
+	series   int // series fetched so far
 	// xFilesFactor is what setXFilesFactor set for the rest of the
 	// request (graphite-web keeps it in the request context); nil: 0.
 	xFilesFactor *float64
@@ -200,7 +203,13 @@ func (ev *evaluator) fetchNames(names []string, pattern string) ([]*series, erro
 			return nil, inputErrorf("%q over this range could need %d points, more than the limit %d; shorten the range", pattern, per*int64(len(names)), r.opts.MaxPoints)
 		}
 	}
-	data, err := r.src.Fetch(r.ctx, names, ev.from, ev.until, r.maxDataPoints)
+	var data []Series
+	var err error
+	if ns, ok := r.src.(NowSource); ok {
+		data, err = ns.FetchAt(r.ctx, names, ev.from, ev.until, r.fetchNow, r.maxDataPoints)
+	} else {
+		data, err = r.src.Fetch(r.ctx, names, ev.from, ev.until, r.maxDataPoints)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("fetching %q: %w", pattern, err)
 	}

@@ -9,8 +9,30 @@ import (
 
 // point is one output datapoint.
 type point struct {
-	v  float64
-	ts int64
+	v     float64
+	ts    int64
+	isInt bool // a Python int in graphite-web: printed without ".0"
+}
+
+// intPoints marks the points that pair s's values unchanged (pts[i] is
+// s.values[i]) with the values' int marks.
+func intPoints(pts []point, s *series) []point {
+	if s.ints == nil {
+		return pts
+	}
+	for i := range pts {
+		pts[i].isInt = s.intAt(i)
+	}
+	return pts
+}
+
+// appendValue appends v as graphite-web's repr or str spells it: a
+// Python int without ".0".
+func appendValue(b []byte, v float64, isInt bool) []byte {
+	if isInt && !math.IsNaN(v) && !math.IsInf(v, 0) {
+		return strconv.AppendFloat(b, v, 'f', -1, 64)
+	}
+	return append(b, pyRepr(v)...)
 }
 
 // datapoints pairs values with timestamps start, start+step, ... up to
@@ -26,7 +48,7 @@ func datapoints(vals []float64, start, end, step int64) []point {
 	n = min(n, len(vals))
 	out := make([]point, n)
 	for i := range out {
-		out[i] = point{vals[i], start + int64(i)*step}
+		out[i] = point{v: vals[i], ts: start + int64(i)*step}
 	}
 	return out
 }
@@ -39,20 +61,64 @@ func consolidateForMaxDataPoints(s *series, maxDataPoints int, timeRange int64) 
 	vals, start, step := s.values, s.start, s.step
 	if maxDataPoints == 1 {
 		k := max(len(vals), 1)
-		return datapoints(s.consolidated(k), start, s.end, step*int64(k))
+		return consolidatedIntPoints(datapoints(s.consolidated(k), start, s.end, step*int64(k)), s, 0, k)
 	}
 	n := float64(timeRange) / float64(step)
 	if float64(maxDataPoints) >= n {
-		return datapoints(vals, start, s.end, step)
+		return intPoints(datapoints(vals, start, s.end, step), s)
 	}
 	k := int64(math.Ceil(n / float64(maxDataPoints)))
 	secondsPerPoint := k * step
 	nudge := secondsPerPoint + pyMod(start, step) - pyMod(start, secondsPerPoint)
 	start += nudge
+	off := 0
 	if lose := int(nudge/step) - 1; lose > 0 {
-		vals = vals[min(lose, len(vals)):]
+		off = min(lose, len(vals))
+		vals = vals[off:]
 	}
-	return datapoints(consolidateBy(vals, int(k), s.consolidation, s.xff), start, s.end, secondsPerPoint)
+	pts := datapoints(consolidateBy(vals, int(k), s.consolidation, s.xff), start, s.end, secondsPerPoint)
+	return consolidatedIntPoints(pts, s, off, int(k))
+}
+
+// consolidatedIntPoints marks the points that consolidate groups of k of
+// s's values, from index off on, into a Python int in graphite-web: sum
+// of ints is an int, max, min, first and last return one of the values
+// themselves (the first of equal ones for max and min); average and
+// avg_zero divide, giving a float.
+func consolidatedIntPoints(pts []point, s *series, off, k int) []point {
+	if s.ints == nil {
+		return pts
+	}
+	fn := s.consolidation
+	for g := range pts {
+		if isNull(pts[g].v) {
+			continue
+		}
+		lo := off + g*k
+		hi := min(lo+k, len(s.values))
+		pick, allInt := -1, true
+		for i := lo; i < hi; i++ {
+			v := s.values[i]
+			if isNull(v) {
+				continue
+			}
+			allInt = allInt && s.intAt(i)
+			switch {
+			case pick < 0,
+				fn == "last",
+				fn == "max" && v > s.values[pick],
+				fn == "min" && v < s.values[pick]:
+				pick = i
+			}
+		}
+		switch fn {
+		case "sum":
+			pts[g].isInt = allInt
+		case "max", "min", "first", "last":
+			pts[g].isInt = pick >= 0 && s.intAt(pick)
+		}
+	}
+	return pts
 }
 
 // renderJSON is graphite-web's JSON render format:
@@ -86,7 +152,7 @@ func renderJSON(list []*series, maxDataPoints int, noNullPoints bool) []byte {
 		if maxDataPoints > 0 {
 			pts = consolidateForMaxDataPoints(s, maxDataPoints, endTime-startTime)
 		} else {
-			pts = datapoints(s.values, s.start, s.end, s.step)
+			pts = intPoints(datapoints(s.values, s.start, s.end, s.step), s)
 		}
 		if noNullPoints {
 			kept := pts[:0]
@@ -121,7 +187,11 @@ func renderJSON(list []*series, maxDataPoints int, noNullPoints bool) []byte {
 				b = append(b, ", "...)
 			}
 			b = append(b, '[')
-			b = appendPyJSONFloat(b, p.v)
+			if p.isInt && !isNull(p.v) {
+				b = appendValue(b, p.v, true)
+			} else {
+				b = appendPyJSONFloat(b, p.v)
+			}
 			b = append(b, ", "...)
 			b = strconv.AppendInt(b, p.ts, 10)
 			b = append(b, ']')
@@ -145,7 +215,7 @@ func renderCSV(list []*series, loc *time.Location) []byte {
 			b = time.Unix(s.start+int64(i)*s.step, 0).In(loc).AppendFormat(b, "2006-01-02 15:04:05")
 			b = append(b, ',')
 			if !isNull(v) {
-				b = append(b, pyRepr(v)...)
+				b = appendValue(b, v, s.intAt(i))
 			}
 			b = append(b, '\r', '\n')
 		}
@@ -183,7 +253,7 @@ func renderRaw(list []*series) []byte {
 			if isNull(v) {
 				b = append(b, "None"...)
 			} else {
-				b = append(b, pyRepr(v)...)
+				b = appendValue(b, v, s.intAt(i))
 			}
 		}
 		b = append(b, '\n')

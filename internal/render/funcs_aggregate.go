@@ -304,6 +304,7 @@ func countSeries(ev *evaluator, a *args) ([]*series, error) {
 	rows(norm, func(row []float64) { vals = append(vals, float64(len(row))) })
 	s := newSeries(name, start, end, step, vals)
 	s.xff = ev.req.xff(nil)
+	s.markInts(nil) // int(len(row))
 	return []*series{s}, ev.req.charge(len(vals))
 }
 
@@ -368,13 +369,11 @@ func reduceSeries(ev *evaluator, a *args) ([]*series, error) {
 			lists = append(lists, value{kind: valSeries, list: l})
 		}
 		fa := &args{fn: fd, vals: map[string]value{}}
-		// bind positionally: series-list parameters in order, the rest
-		// into the multiple parameter
+		// bind positionally as Python's call f(ctx, *lists) does, whatever
+		// the parameter's type (asPercent's second list is its total), the
+		// rest into the multiple parameter
 		pi := 0
 		for _, v := range lists {
-			for pi < len(fd.params) && !fd.params[pi].Multiple && fd.params[pi].Type != "seriesList" {
-				pi++
-			}
 			if pi >= len(fd.params) {
 				return nil, inputErrorf("reduceSeries: %s takes fewer series lists", fnName)
 			}

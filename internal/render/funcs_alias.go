@@ -420,6 +420,7 @@ func identity(ev *evaluator, a *args) ([]*series, error) {
 		return nil, err
 	}
 	out[0].pathExpr = `identity("` + name + `")`
+	out[0].markInts(nil) // list(range(start, end, step))
 	return out, nil
 }
 
@@ -497,11 +498,17 @@ func sinFunction(ev *evaluator, a *args) ([]*series, error) {
 
 func randomWalk(ev *evaluator, a *args) ([]*series, error) {
 	cur := 0.0
-	return ev.wave(a.str("name", ""), int64(a.number("step", 60)), func(int64) float64 {
+	out, err := ev.wave(a.str("name", ""), int64(a.number("step", 60)), func(int64) float64 {
 		v := cur
 		cur += rand.Float64() - 0.5
 		return v
 	})
+	if err == nil && len(out) > 0 && len(out[0].values) > 0 {
+		bits := make([]bool, len(out[0].values))
+		bits[0] = true // x(0) is the Python int 0
+		out[0].markInts(bits)
+	}
+	return out, err
 }
 
 func verticalLine(ev *evaluator, a *args) ([]*series, error) {

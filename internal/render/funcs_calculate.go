@@ -154,6 +154,7 @@ func exponentialMovingAverage(ev *evaluator, a *args) ([]*series, error) {
 		if isNull(ema) || ema == 0 { // safeAvg(...) or 0
 			ema = 0
 		}
+		firstInt := ema == 0 // safeAvg(...) or 0 gave the Python int 0
 		vals := []float64{pyRound(ema, 6)}
 		for _, v := range s.values[points:] {
 			if isNull(v) {
@@ -165,6 +166,11 @@ func exponentialMovingAverage(ev *evaluator, a *args) ([]*series, error) {
 		}
 		c := derived(s, windowName("exponentialMovingAverage", s.name, w), "exponentialMovingAverage", w.pyStr(), vals)
 		c.start = s.start + preview
+		if firstInt {
+			bits := make([]bool, len(vals))
+			bits[0] = true
+			c.markInts(bits)
+		}
 		out = append(out, c)
 	}
 	return out, nil
@@ -193,6 +199,12 @@ func nPercentile(ev *evaluator, a *args) ([]*series, error) {
 	return out, nil
 }
 
+// stdevFunc is graphite-web's stdev: a running sum and sum of squares
+// over the window. graphite-web squares with ** (glibc's pow, within 0.52
+// ULP, not always correctly rounded) where this uses x*x (correctly
+// rounded): about one square in 1600, whose exact value lies within
+// 0.005 ULP of a rounding midpoint, differs in its last bit, and with it
+// the deviations that follow while it stays in the running sums.
 func stdevFunc(ev *evaluator, a *args) ([]*series, error) {
 	points := int(a.number("points", 0))
 	tol := a.number("windowTolerance", 0.1)

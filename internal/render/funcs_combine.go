@@ -68,7 +68,65 @@ func (ev *evaluator) aggregateXFF(list []*series, fn string, xffArg *float64) ([
 		tags = tags.with("name", name)
 	}
 	tags = tags.with("aggregatedBy", fn)
-	return []*series{{name: name, pathExpr: name, tags: tags, start: start, end: end, step: step, values: values, xff: xff}}, nil
+	out := &series{name: name, pathExpr: name, tags: tags, start: start, end: end, step: step, values: values, xff: xff}
+	if bits := aggregateInts(norm, values, fn); bits != nil {
+		out.markInts(bits)
+	}
+	return []*series{out}, nil
+}
+
+// aggregateInts marks the aggregated values graphite-web computes as
+// Python ints: count (safeLen) always; sum and diff when every value of
+// the row is an int; min, max and last when the value they pick is (the
+// first of equal ones for min and max). nil when there is none.
+func aggregateInts(norm []*series, values []float64, fn string) []bool {
+	switch fn {
+	case "count":
+	case "sum", "total", "diff", "min", "max", "last", "current":
+		has := false
+		for _, s := range norm {
+			has = has || s.ints != nil
+		}
+		if !has {
+			return nil
+		}
+	default:
+		return nil
+	}
+	var bits []bool
+	for i, v := range values {
+		if isNull(v) {
+			continue
+		}
+		isInt := true
+		if fn != "count" {
+			pick, allInt := -1, true
+			for j, s := range norm {
+				if i >= len(s.values) || isNull(s.values[i]) {
+					continue
+				}
+				x := s.values[i]
+				allInt = allInt && s.intAt(i)
+				if pick < 0 || fn == "last" || fn == "current" ||
+					fn == "max" && x > norm[pick].values[i] || fn == "min" && x < norm[pick].values[i] {
+					pick = j
+				}
+			}
+			switch fn {
+			case "sum", "total", "diff":
+				isInt = allInt
+			default:
+				isInt = pick >= 0 && norm[pick].intAt(i)
+			}
+		}
+		if isInt {
+			if bits == nil {
+				bits = make([]bool, len(values))
+			}
+			bits[i] = true
+		}
+	}
+	return bits
 }
 
 func aggregateFunc(fn string) func(*evaluator, *args) ([]*series, error) {

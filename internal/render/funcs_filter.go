@@ -156,9 +156,13 @@ func constantLine(ev *evaluator, a *args) ([]*series, error) {
 func constantSeries(ev *evaluator, v value) *series {
 	step := max((ev.until-ev.from)/2, 1)
 	name := v.pyStr()
-	return &series{
+	s := &series{
 		name: name, pathExpr: "constantLine(" + name + ")", tags: tagSet{{"name", name}},
 		start: ev.from, end: ev.until, step: step, values: []float64{v.num, v.num, v.num},
 		xff: ev.req.xff(nil),
 	}
+	if v.isInt {
+		s.markInts(nil) // the literal, a Python int
+	}
+	return s
 }

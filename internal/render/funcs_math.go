@@ -172,13 +172,25 @@ var (
 				return math.Log(v) / math.Log(base)
 			}
 		})
-	isNonNull = pointwise("isNonNull", constTag("1"), wrapName("isNonNull"), fixed(func(v float64) float64 {
+	isNonNull = allInts(pointwise("isNonNull", constTag("1"), wrapName("isNonNull"), fixed(func(v float64) float64 {
 		if isNull(v) {
 			return 0
 		}
 		return 1
-	}))
+	})))
 )
+
+// allInts marks every value f's series hold as an int (graphite-web
+// computes them as Python ints).
+func allInts(f func(*evaluator, *args) ([]*series, error)) func(*evaluator, *args) ([]*series, error) {
+	return func(ev *evaluator, a *args) ([]*series, error) {
+		out, err := f(ev, a)
+		for _, s := range out {
+			s.markInts(nil)
+		}
+		return out, err
+	}
+}
 
 // pyStrNum is str() of a float value, "None" for null.
 func pyStrNum(v float64) string {
@@ -225,7 +237,9 @@ func changed(ev *evaluator, a *args) ([]*series, error) {
 				vals[i] = 0
 			}
 		}
-		out = append(out, derived(s, "changed("+s.name+")", "", "", vals))
+		c := derived(s, "changed("+s.name+")", "", "", vals)
+		c.markInts(nil) // graphite-web stores 0 and 1 as Python ints
+		out = append(out, c)
 	}
 	return out, nil
 }

@@ -182,8 +182,9 @@ func transformNull(ev *evaluator, a *args) ([]*series, error) {
 	def := a.vals["default"]
 	defNum := 0.0
 	defStr := "0"
+	defInt := true // the default default is the Python int 0
 	if def.kind == valNumber {
-		defNum, defStr = def.num, def.pyStr()
+		defNum, defStr, defInt = def.num, def.pyStr(), def.isInt
 	}
 	var defaults []float64 // per index: the default, or null where the reference has no data
 	ref := a.seriesList("referenceSeries")
@@ -231,9 +232,30 @@ func transformNull(ev *evaluator, a *args) ([]*series, error) {
 		}
 		c := derived(s, name, "", "", vals)
 		c.tags = tags
+		if bits := transformNullInts(s, vals, defInt); bits != nil {
+			c.markInts(bits)
+		}
 		out = append(out, c)
 	}
 	return out, nil
+}
+
+// transformNullInts marks transformNull's ints: the values it kept that
+// were ints, and the nulls it replaced when the default is an int; nil
+// when there is none.
+func transformNullInts(s *series, vals []float64, defInt bool) []bool {
+	var bits []bool
+	for i, v := range vals {
+		kept := i < len(s.values) && !isNull(s.values[i])
+		isInt := kept && s.intAt(i) || !kept && defInt && !isNull(v)
+		if isInt {
+			if bits == nil {
+				bits = make([]bool, len(vals))
+			}
+			bits[i] = true
+		}
+	}
+	return bits
 }
 
 // intervalSeconds parses an interval string to whole seconds.

@@ -111,6 +111,8 @@ func valueCases(ts func(int64) string) []valueCase {
 		// applyByNode: one evaluation per sorted prefix
 		{"applyByNode(a.*.cpu,1,'sumSeries(%.*)')", []want{w("sumSeries(a.x.*)", 1, 1, 7, 4, 5), w("sumSeries(a.y.*)", 10, N, 30, 40, 50)}},
 		{"reduceSeries(mapSeries(a.x.*,1),'divideSeries',2,'mem','cpu')", []want{w("a.x.reduce.divideSeries", 0, -0.5, 4.0/3, N, N)}},
+		// the second list is bound positionally, to asPercent's total
+		{"reduceSeries(mapSeries(a.x.*,1),'asPercent',2,'mem','cpu')", []want{w("a.x.reduce.asPercent", 0, -50, 400.0/3, N, N)}},
 		// scaleToSeconds: round(v*seconds/step, 6), name with %d
 		{"scaleToSeconds(a.x.cpu,30)", []want{w("scaleToSeconds(a.x.cpu,30)", 0.5, 1, 1.5, 2, 2.5)}},
 		{"removeBelowValue(a.y.cpu,30)", []want{w("removeBelowValue(a.y.cpu, 30)", N, N, 30, 40, 50)}},

@@ -102,23 +102,23 @@ func (h *Handler) parseForm(w http.ResponseWriter, r *http.Request) bool {
 
 // times resolves tz, now, from and until as graphite-web does: from
 // defaults to -1d, until to now, and the two may come in either order.
-func (h *Handler) times(r *http.Request) (loc *time.Location, from, until time.Time, err error) {
+func (h *Handler) times(r *http.Request) (loc *time.Location, from, until, now time.Time, err error) {
 	loc = h.opts.Location
 	if tz := r.Form.Get("tz"); tz != "" {
 		if l, lerr := time.LoadLocation(tz); lerr == nil {
 			loc = l
 		}
 	}
-	now := h.opts.Now().In(loc)
+	now = h.opts.Now().In(loc)
 	if s := r.Form.Get("now"); s != "" {
 		if now, err = ParseTime(s, now, loc); err != nil {
-			return nil, time.Time{}, time.Time{}, &InputError{Msg: "invalid now: " + err.Error()}
+			return nil, time.Time{}, time.Time{}, time.Time{}, &InputError{Msg: "invalid now: " + err.Error()}
 		}
 	}
 	until = now
 	if s := r.Form.Get("until"); s != "" {
 		if until, err = ParseTime(s, now, loc); err != nil {
-			return nil, time.Time{}, time.Time{}, &InputError{Msg: "invalid until: " + err.Error()}
+			return nil, time.Time{}, time.Time{}, time.Time{}, &InputError{Msg: "invalid until: " + err.Error()}
 		}
 	}
 	fromSpec := "-1d"
@@ -126,12 +126,12 @@ func (h *Handler) times(r *http.Request) (loc *time.Location, from, until time.T
 		fromSpec = s
 	}
 	if from, err = ParseTime(fromSpec, now, loc); err != nil {
-		return nil, time.Time{}, time.Time{}, &InputError{Msg: "invalid from: " + err.Error()}
+		return nil, time.Time{}, time.Time{}, time.Time{}, &InputError{Msg: "invalid from: " + err.Error()}
 	}
 	if until.Before(from) {
 		from, until = until, from
 	}
-	return loc, from, until, nil
+	return loc, from, until, now, nil
 }
 
 func (h *Handler) serveRender(w http.ResponseWriter, r *http.Request) {
@@ -185,7 +185,7 @@ func (h *Handler) serveRender(w http.ResponseWriter, r *http.Request) {
 		}
 		maxDataPoints = n
 	}
-	loc, from, until, err := h.times(r)
+	loc, from, until, now, err := h.times(r)
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -194,7 +194,7 @@ func (h *Handler) serveRender(w http.ResponseWriter, r *http.Request) {
 		badRequest(w, "Invalid empty time range")
 		return
 	}
-	req := &request{ctx: r.Context(), src: h.src, opts: &h.opts, maxDataPoints: maxDataPoints, loc: loc, now: h.opts.Now()}
+	req := &request{ctx: r.Context(), src: h.src, opts: &h.opts, maxDataPoints: maxDataPoints, loc: loc, now: h.opts.Now(), fetchNow: now.Unix()}
 	ev := &evaluator{req: req, from: from.Unix(), until: until.Unix()}
 	var data []*series
 	for _, e := range exprs {

@@ -30,6 +30,37 @@ type series struct {
 	xff           float64
 	// mapGroup is the 1-based group mapSeries put the series in (0: none).
 	mapGroup int
+	// ints marks the values graphite-web would hold as Python ints (and
+	// print without ".0"); nil for none. Only valid for the values slice
+	// it was made for: a copy whose values were replaced drops it.
+	ints *intMarks
+}
+
+// intMarks records which values of one values slice are ints. of and n
+// identify the slice (its first element and length); bits nil means all.
+type intMarks struct {
+	of   *float64
+	n    int
+	bits []bool
+}
+
+// markInts marks s's current values as ints: all of them when bits is
+// nil, else those whose bit is set (bits has one entry per value).
+func (s *series) markInts(bits []bool) {
+	if len(s.values) == 0 {
+		s.ints = nil
+		return
+	}
+	s.ints = &intMarks{of: &s.values[0], n: len(s.values), bits: bits}
+}
+
+// intAt reports whether value i is a Python int in graphite-web.
+func (s *series) intAt(i int) bool {
+	m := s.ints
+	if m == nil || len(s.values) != m.n || &s.values[0] != m.of {
+		return false
+	}
+	return m.bits == nil || m.bits[i]
 }
 
 // tag is one key/value of a series' tags; values are strings as in Graphite.

@@ -40,6 +40,17 @@ type Source interface {
 	Fetch(ctx context.Context, names []string, from, until int64, maxDataPoints int) ([]Series, error)
 }
 
+// NowSource is a [Source] that can choose the resolution as of a given
+// clock instead of its own. graphite-web asks whisper for the archive
+// that covers now - from with now the request's "now" parameter when
+// given (so a shifted range such as timeShift's is judged against the
+// same now as the request's own); the API calls FetchAt with that now,
+// unix seconds, when its Source implements it, and Fetch otherwise.
+type NowSource interface {
+	Source
+	FetchAt(ctx context.Context, names []string, from, until, now int64, maxDataPoints int) ([]Series, error)
+}
+
 // MemSource is an in-memory [Source] for tests and demos: a fixed set of
 // metrics at one step each. Fetch returns the points whose timestamps fall
 // in (from, until], aligned like Graphite's whisper files: the first point
