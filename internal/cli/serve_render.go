@@ -35,9 +35,23 @@ func (r renderSource) Fetch(ctx context.Context, names []string, from, until int
 	if err != nil {
 		return nil, err
 	}
+	return toRenderSeries(series), nil
+}
+
+// FetchAt implements render.NowSource: archives chosen as of the
+// request's now, as graphite-web's whisper reads do.
+func (r renderSource) FetchAt(ctx context.Context, names []string, from, until, now int64, maxDataPoints int) ([]render.Series, error) {
+	series, err := r.s.FetchAt(ctx, names, from, until, now, maxDataPoints)
+	if err != nil {
+		return nil, err
+	}
+	return toRenderSeries(series), nil
+}
+
+func toRenderSeries(series []tsstore.Series) []render.Series {
 	out := make([]render.Series, len(series))
 	for i, s := range series {
 		out[i] = render.Series{Name: s.Name, Start: s.Start, Step: s.Step, Values: s.Values}
 	}
-	return out, nil
+	return out
 }

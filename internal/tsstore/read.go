@@ -225,10 +225,16 @@ type fetchPlan struct {
 // flushes first (see writeLate). Unknown names, and series with nothing
 // in range, are skipped. Safe for concurrent use with Add and Flush.
 func (s *Store) Fetch(ctx context.Context, names []string, from, until int64, maxDataPoints int) ([]Series, error) {
+	return s.FetchAt(ctx, names, from, until, s.cfg.Now().Unix(), maxDataPoints)
+}
+
+// FetchAt is Fetch as of now (unix seconds) instead of the store's clock:
+// the archive is the one whisper would read for now - from, and until is
+// clamped to now, as graphite-web does with a request's now parameter.
+func (s *Store) FetchAt(ctx context.Context, names []string, from, until, now int64, maxDataPoints int) ([]Series, error) {
 	if until < from {
 		return nil, fmt.Errorf("fetch: until %d is before from %d", until, from)
 	}
-	now := s.cfg.Now().Unix()
 	var rawSpan, rawStepDefault int64
 	if s.raw != nil {
 		if r := s.cfg.Raw.Retention; r != nil {

@@ -354,3 +354,40 @@ func TestSetRules(t *testing.T) {
 		t.Fatal("a rule without a pattern was accepted")
 	}
 }
+
+// FetchAt picks the archive as of the request's now, not the store's
+// clock, as graphite-web's whisper reads do with a now parameter: an hour
+// before a now ten minutes ago is inside the 10 s archive's hour, while
+// the same from read as of the clock is older than that and falls to 30 s.
+func TestFetchAtRequestNow(t *testing.T) {
+	pool := newPool(t)
+	var c clock
+	s := open(t, pool, testConfig(t, &c))
+	mustAdd(t, s, pt("a.now", -1200, 1), pt("a.now", -1190, 2))
+	ctx := context.Background()
+	now := c.now.Unix() - 600
+	from, until := now-3600, now
+	at, err := s.FetchAt(ctx, []string{"a.now"}, from, until, now, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk, err := s.Fetch(ctx, []string{"a.now"}, from, until, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(at) != 1 || at[0].Step != 10 {
+		t.Fatalf("FetchAt as of now-600: %+v, want one series of step 10", at)
+	}
+	known := 0
+	for _, v := range at[0].Values {
+		if !math.IsNaN(v) {
+			known++
+		}
+	}
+	if known == 0 {
+		t.Errorf("FetchAt as of now-600 read no value of the points 20 minutes before the clock")
+	}
+	if len(clk) != 1 || clk[0].Step != 30 {
+		t.Fatalf("Fetch as of the clock: %+v, want one series of step 30", clk)
+	}
+}
