@@ -46,13 +46,13 @@ func find(ctx context.Context, src Source, query string, leavesOnly bool, limit 
 // metric browser reads: branches first, then leaves, each name once,
 // optionally led by a "*" node.
 //
-//	[{"text": "cpu", "id": "servers.web1.cpu", "allowChildren": 0, "expandable": 0, "leaf": 1, "context": {}}]
+//	[{"text": "cpu", "id": "servers.web1.cpu", "allowChildren": 0, "expandable": 0, "leaf": 1}]
 func treeJSON(nodes []Node, basePath string, wildcards bool) []any {
 	branch := func(o obj) obj {
-		return append(o, kv{"allowChildren", 1}, kv{"expandable", 1}, kv{"leaf", 0}, kv{"context", obj{}})
+		return append(o, kv{"allowChildren", 1}, kv{"expandable", 1}, kv{"leaf", 0})
 	}
 	leaf := func(o obj) obj {
-		return append(o, kv{"allowChildren", 0}, kv{"expandable", 0}, kv{"leaf", 1}, kv{"context", obj{}})
+		return append(o, kv{"allowChildren", 0}, kv{"expandable", 0}, kv{"leaf", 1})
 	}
 	out := []any{}
 	if len(nodes) > 1 && wildcards {

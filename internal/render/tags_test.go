@@ -79,7 +79,7 @@ var tagCases = []struct {
 func TestTaggedSeriesOutsideTree(t *testing.T) {
 	h := testHandler(t, valuesSource())
 	code, body := get(t, h, "/metrics/find", url.Values{"query": {"*"}})
-	if code != http.StatusOK || body != `[{"text": "a", "id": "a", "allowChildren": 1, "expandable": 1, "leaf": 0, "context": {}}, {"text": "b", "id": "b", "allowChildren": 1, "expandable": 1, "leaf": 0, "context": {}}]` {
+	if code != http.StatusOK || body != `[{"text": "a", "id": "a", "allowChildren": 1, "expandable": 1, "leaf": 0}, {"text": "b", "id": "b", "allowChildren": 1, "expandable": 1, "leaf": 0}]` {
 		t.Errorf("find: %d %s", code, body)
 	}
 	// a source that lists tagged leaves in its tree (as the store does)
