@@ -36,7 +36,7 @@ test: test-deps fmt-check vet
 
 # parity: pgts serve against carbon-cache + whisper + graphite-web 1.1.10
 # fed the same corpus; exits 1 on a difference not in
-# scripts/parity/allowlist.txt (docs/parity.md). Not part of `make test` yet.
+# scripts/parity/allowlist.txt (docs/parity.md). Not part of `make test`.
 parity:
 	@scripts/parity/setup
 	@.parity/venv/bin/python scripts/parity/parity.py

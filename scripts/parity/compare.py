@@ -27,6 +27,7 @@ difference shows, and it fails like any other unless the allow-list names it.
 import calendar
 import fnmatch
 import json
+import re
 import math
 import time
 
@@ -230,12 +231,29 @@ def _key(e):
     return str(e)
 
 
-def diff_json_doc(gbody, pbody):
+_HASH_DIR = re.compile(r"[0-9a-f]{3}")
+
+
+def _in_tagged_dir(e, pe, corpus_nodes):
+    """Whether graphite-only entry e is whisper's _tagged directory or one
+    of its <3 hex> subdirectories (reached by a glob such as *.*), and not
+    a node of the corpus' own names."""
+    if e in pe:
+        return False
+    key = _key(e)
+    if key.startswith("_tagged"):
+        return True
+    last = key.rsplit(".", 1)[-1]
+    return bool(_HASH_DIR.fullmatch(last)) and last not in corpus_nodes
+
+
+def diff_json_doc(gbody, pbody, corpus_nodes=frozenset()):
     """Find, expand, index: compare the entries of the parsed documents.
 
     Entries graphite-web lists under whisper's _tagged directory (where
     carbon files tagged series by a hash of their name) are reported apart,
-    as kind tagged-dir.
+    as kind tagged-dir; corpus_nodes (every node of the corpus' names) keeps
+    a real node that looks like a hash directory from being taken for one.
     """
     try:
         g = json.loads(gbody)
@@ -248,7 +266,7 @@ def diff_json_doc(gbody, pbody):
     if ge is None or pe is None:
         return [("body", "graphite %s | pgts %s" % (excerpt(gbody, 200), excerpt(pbody, 200)))]
     out = []
-    tagged = [e for e in ge if _key(e).startswith("_tagged") and e not in pe]
+    tagged = [e for e in ge if _in_tagged_dir(e, pe, corpus_nodes)]
     if tagged:
         out.append(("tagged-dir", "graphite lists %d entries of whisper's _tagged directory, first %s" % (
             len(tagged), _key(tagged[0]))))
