@@ -132,6 +132,9 @@ func runLoad(ctx context.Context, a *app, f loadFlags, table string, files []str
 	if f.generate != "" && len(files) > 0 {
 		return usagef("give input files or --generate, not both")
 	}
+	if f.generate != "" && f.columns != "" {
+		return usagef("--columns maps input fields; a generator writes its own columns (%s), so --columns does not apply to --generate", f.generate)
+	}
 	if f.generate == "" && len(files) == 0 {
 		return usagef("no input: give FILE arguments, - for stdin, or --generate KIND")
 	}
@@ -197,7 +200,7 @@ func runLoad(ctx context.Context, a *app, f loadFlags, table string, files []str
 			return err
 		}
 		cfg.Fingerprint = "generator " + f.generate
-		src = &copyload.GenSource{Name: "generator " + f.generate, Gen: g}
+		src = &copyload.GenSource{Name: f.generate, Gen: g}
 		total = max(g.Rows(), 0)
 	} else {
 		fs := &copyload.FileSource{}
@@ -275,7 +278,11 @@ func runLoad(ctx context.Context, a *app, f loadFlags, table string, files []str
 	sum, runErr := loader.Run(ctx, src)
 	bar.stop()
 
-	printLoadSummary(a, target, cfg, sum)
+	// a load refused before it read anything (a configuration error) has
+	// nothing to sum up: the error says it all
+	if runErr == nil || sum.Read > 0 || sum.Skipped > 0 || errors.Is(runErr, context.Canceled) {
+		printLoadSummary(a, target, cfg, sum)
+	}
 	if f.asJSON {
 		if err := writeJSON(a, sum); err != nil {
 			return err
