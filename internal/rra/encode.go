@@ -40,13 +40,9 @@ func (d *DS) MarshalBinary() ([]byte, error) {
 		n*stateAccBytes+len(d.pending)*statePendingSize))
 }
 
-// AppendBinary appends the DS's state, as MarshalBinary returns it, to
-// dst, dropping overwritten pending updates first.
-func (d *DS) AppendBinary(dst []byte) ([]byte, error) {
-	if d.schema.graphite {
-		return d.appendGraphite(dst), nil
-	}
-	d.trim()
+// appendHeader appends what both state formats begin with: the version,
+// the flags, the schema (step, archives) and the last and upTo times.
+func (d *DS) appendHeader(dst []byte, version byte) []byte {
 	s := d.schema
 	le := binary.LittleEndian
 	flags := byte(0)
@@ -56,7 +52,7 @@ func (d *DS) AppendBinary(dst []byte) ([]byte, error) {
 	} else {
 		last, upTo = 0, 0
 	}
-	dst = append(dst, stateVersion, flags)
+	dst = append(dst, version, flags)
 	dst = le.AppendUint64(dst, uint64(s.step))
 	dst = append(dst, byte(len(s.arch)))
 	for _, a := range s.arch {
@@ -65,7 +61,18 @@ func (d *DS) AppendBinary(dst []byte) ([]byte, error) {
 		dst = le.AppendUint32(dst, uint32(a.size))
 	}
 	dst = le.AppendUint64(dst, uint64(last))
-	dst = le.AppendUint64(dst, uint64(upTo))
+	return le.AppendUint64(dst, uint64(upTo))
+}
+
+// AppendBinary appends the DS's state, as MarshalBinary returns it, to
+// dst, dropping overwritten pending updates first.
+func (d *DS) AppendBinary(dst []byte) ([]byte, error) {
+	if d.schema.graphite {
+		return d.appendGraphite(dst), nil
+	}
+	d.trim()
+	le := binary.LittleEndian
+	dst = d.appendHeader(dst, stateVersion)
 	dst = le.AppendUint64(dst, math.Float64bits(d.pdpVal))
 	dst = le.AppendUint64(dst, uint64(d.pdpKnown))
 	for _, acc := range d.acc {

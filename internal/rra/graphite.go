@@ -349,25 +349,8 @@ const stateVersionGraphite = 2
 // appendGraphite appends the state of a DS in Graphite consolidation.
 func (d *DS) appendGraphite(dst []byte) []byte {
 	d.dedupG()
-	s := d.schema
 	le := binary.LittleEndian
-	flags := byte(0)
-	last, upTo := d.last, d.upTo
-	if last != noTime {
-		flags = flagStarted
-	} else {
-		last, upTo = 0, 0
-	}
-	dst = append(dst, stateVersionGraphite, flags)
-	dst = le.AppendUint64(dst, uint64(s.step))
-	dst = append(dst, byte(len(s.arch)))
-	for _, a := range s.arch {
-		dst = append(dst, byte(a.cf))
-		dst = le.AppendUint64(dst, uint64(a.step))
-		dst = le.AppendUint32(dst, uint32(a.size))
-	}
-	dst = le.AppendUint64(dst, uint64(last))
-	dst = le.AppendUint64(dst, uint64(upTo))
+	dst = d.appendHeader(dst, stateVersionGraphite)
 	for _, g := range d.g {
 		if g.cur == noTime {
 			dst = le.AppendUint64(dst, 0)
