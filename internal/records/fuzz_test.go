@@ -7,6 +7,9 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"testing/iotest"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // fuzzOptions picks options of format f from the bits of sel.
@@ -241,6 +244,31 @@ func FuzzTextRoundTrip(f *testing.F) {
 		}
 		if _, err := r.Next(); err != io.EOF || !r.EndMarker() {
 			t.Fatalf("after %d records of %q: %v, want io.EOF at the end marker", len(recs), buf.Bytes(), err)
+		}
+	})
+}
+
+// FuzzSplit checks that reading an input split into chunks of any size,
+// after any number of records read sequentially, gives what reading it
+// whole gives: records, line numbers, offsets, record errors, header, end
+// marker and the error that ends it.
+func FuzzSplit(f *testing.F) {
+	for i, s := range fuzzSeeds {
+		f.Add([]byte(s), byte(i), byte(i%5), uint8(i%3))
+	}
+	f.Add([]byte("a,\"b\nc\"\r\nd,e\n\"\"\"x\ny\"\"\",z\n"), byte(0), byte(2), uint8(0))
+	f.Add([]byte("a\\\nb\tc\\\\\nd\\.\n"), byte(64), byte(1), uint8(1))
+	f.Fuzz(func(t *testing.T, data []byte, sel, size byte, peek uint8) {
+		format := Format(sel >> 6 % 3)
+		o := fuzzOptions(format, sel)
+		r, err := newReader(bytes.NewReader(data), o, windowSize)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := readAll(t, r, len(data))
+		got := readSplit(t, iotest.HalfReader(bytes.NewReader(data)), o, int(size)+1, int(peek%4))
+		if d := cmp.Diff(want, got); d != "" {
+			t.Fatalf("%v input %q, options %+v, chunks of %d after %d records (-whole +split):\n%s", format, data, o, int(size)+1, peek%4, d)
 		}
 	})
 }

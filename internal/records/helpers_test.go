@@ -117,6 +117,22 @@ func variants(t testing.TB, input string, opts Options) result {
 			t.Fatalf("input %q: %s differs from %s (-%[3]s +%[2]s):\n%s", input, v.name, vs[0].name, d)
 		}
 	}
+	splits := []struct {
+		size, peek int
+		src        func() io.Reader
+	}{
+		{1, 0, func() io.Reader { return strings.NewReader(input) }},
+		{1, 1, func() io.Reader { return iotest.OneByteReader(strings.NewReader(input)) }},
+		{3, 2, func() io.Reader { return iotest.HalfReader(strings.NewReader(input)) }},
+		{7, 0, func() io.Reader { return iotest.DataErrReader(strings.NewReader(input)) }},
+		{1 << 20, 0, func() io.Reader { return strings.NewReader(input) }},
+	}
+	for _, sv := range splits {
+		res := readSplit(t, sv.src(), opts, sv.size, sv.peek)
+		if d := cmp.Diff(first, res); d != "" {
+			t.Fatalf("input %q: split into chunks of %d after %d records differs from %s (-%[4]s +split):\n%[5]s", input, sv.size, sv.peek, vs[0].name, d)
+		}
+	}
 	return first
 }
 
@@ -173,5 +189,88 @@ func runCases(t *testing.T, cases []formatCase) {
 				differential(t, []byte(c.input), c.opts)
 			}
 		})
+	}
+}
+
+// readSplit reads input as the parallel loader does: peek records
+// sequentially (Next, then Unread and Next again for the first), Split the
+// rest into chunks of about size bytes and read each chunk with a chunk
+// reader, in order.
+func readSplit(t testing.TB, src io.Reader, opts Options, size, peek int) result {
+	t.Helper()
+	var res result
+	r, err := newReader(src, opts, windowSize)
+	if err != nil {
+		t.Fatalf("newReader: %v", err)
+	}
+	add := func(rec Record, err error) {
+		off := rec.Offset
+		var re *RecordError
+		if errors.As(err, &re) {
+			off = re.Offset
+		}
+		res.Records = append(res.Records, render(rec, err))
+		res.Offsets = append(res.Offsets, off)
+	}
+	for i := 0; i < peek; i++ {
+		rec, err := r.Next()
+		if i == 0 {
+			r.Unread()
+		}
+		for r.HasUnread() {
+			rec, err = r.Next()
+		}
+		if err != nil && !IsRecordError(err) {
+			if err != io.EOF {
+				res.Err = err.Error()
+			}
+			res.Header, res.Marker = r.Header(), r.EndMarker()
+			return res
+		}
+		add(rec, err)
+	}
+	sp, err := r.Split(size)
+	res.Header, res.Marker = r.Header(), r.EndMarker()
+	if err != nil {
+		res.Err = err.Error()
+		return res
+	}
+	cr, err := NewChunkReader(opts)
+	if err != nil {
+		t.Fatalf("NewChunkReader: %v", err)
+	}
+	for {
+		c, err := sp.Next()
+		if err == io.EOF {
+			return res
+		}
+		if err != nil {
+			t.Fatalf("Splitter.Next: %v", err)
+		}
+		if c.Len() > size && !c.Tail() && size < 1<<10 && strings.Count(string(c.data), "\n") > 1 &&
+			!strings.Contains(string(c.data), "\"") && !strings.Contains(string(c.data), "'") {
+			// A chunk of simple lines stops at the first line end after size.
+			first := strings.IndexByte(string(c.data[max(size-1, 0):]), '\n')
+			if first >= 0 && first+max(size-1, 0)+1 < c.Len() && !strings.Contains(string(c.data), `\`) && !strings.Contains(string(c.data), "\r") {
+				t.Fatalf("chunk %q of size aim %d goes on past a line end", c.data, size)
+			}
+		}
+		cr.Reset(c)
+		for {
+			rec, err := cr.Next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil && !IsRecordError(err) {
+				res.Err = err.Error()
+				return res
+			}
+			add(rec, err)
+		}
+		if cr.EndMarker() {
+			res.Marker = true
+			return res
+		}
+		sp.Recycle(c)
 	}
 }

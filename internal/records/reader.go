@@ -126,6 +126,11 @@ type Reader struct {
 	lastErr error  // the error Next returned last
 	nexted  bool   // Next has been called
 	unread  bool
+
+	// cut: the input is a Chunk that ends at a record boundary before the
+	// end of the whole input, so it must not end inside a record.
+	cut    bool
+	window []byte // a chunk reader's window for tail chunks, kept across Reset
 }
 
 // NewReader returns a Reader of r with options opts (see Options.Validate
@@ -200,23 +205,31 @@ func (r *Reader) EndMarker() bool { return r.marker }
 // next reads the next record into r.cur.
 func (r *Reader) next() error {
 	if r.opts.Header && !r.headerRead {
-		r.headerRead = true
-		err := r.read()
-		var re *RecordError
-		if errors.As(err, &re) {
-			// Without its header the input cannot be mapped to columns.
-			r.fatal = fmt.Errorf("reading the header: %v", re)
-			return r.fatal
-		}
-		if err != nil {
+		if err := r.readHeader(); err != nil {
 			return err
-		}
-		r.header = make([]string, len(r.cur.Fields))
-		for i, f := range r.cur.Fields {
-			r.header[i] = string(f)
 		}
 	}
 	return r.read()
+}
+
+// readHeader reads the header record into r.header.
+func (r *Reader) readHeader() error {
+	r.headerRead = true
+	err := r.read()
+	var re *RecordError
+	if errors.As(err, &re) {
+		// Without its header the input cannot be mapped to columns.
+		r.fatal = fmt.Errorf("reading the header: %v", re)
+		return r.fatal
+	}
+	if err != nil {
+		return err
+	}
+	r.header = make([]string, len(r.cur.Fields))
+	for i, f := range r.cur.Fields {
+		r.header[i] = string(f)
+	}
+	return nil
 }
 
 // read parses the next record into r.cur.
@@ -243,6 +256,9 @@ func (r *Reader) read() error {
 		}
 		switch st {
 		case stRecord:
+			if r.fatal != nil {
+				return r.fatal // a chunk cut inside a record
+			}
 			return r.finish()
 		case stEnd:
 			r.done = true
@@ -447,6 +463,9 @@ func (r *Reader) endRecord() {
 // input. The record ends on the line of its last byte, which may be a
 // line end (of a quoted or escaped line break).
 func (r *Reader) endRecordAtEOF() {
+	if r.cut {
+		r.fatal = errCutInRecord
+	}
 	r.endRecord()
 	nl := byte('\n')
 	if r.eol == eolCR {
