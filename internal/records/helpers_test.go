@@ -247,7 +247,7 @@ func readSplit(t testing.TB, src io.Reader, opts Options, size, peek int) result
 		if err != nil {
 			t.Fatalf("Splitter.Next: %v", err)
 		}
-		if c.Len() > size && !c.Tail() && size < 1<<10 && strings.Count(string(c.data), "\n") > 1 &&
+		if c.Len() > size && !c.Tail() && c.at.eol == eolLF && size < 1<<10 && strings.Count(string(c.data), "\n") > 1 &&
 			!strings.Contains(string(c.data), "\"") && !strings.Contains(string(c.data), "'") {
 			// A chunk of simple lines stops at the first line end after size.
 			first := strings.IndexByte(string(c.data[max(size-1, 0):]), '\n')
