@@ -116,6 +116,12 @@ func (r *router) send(ctx context.Context, i int) error {
 	if r.cur == b {
 		r.cur = nil
 	}
+	if b.rows() == 0 {
+		// Its only rows were refused after routing (a field the column
+		// refuses): nothing to send, and no number, as no ledger has it.
+		r.l.release(b)
+		return nil
+	}
 	r.seq++
 	b.seq = r.seq
 	if e, ok := r.l.done[b.seq]; ok {
