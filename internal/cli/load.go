@@ -26,6 +26,7 @@ type loadFlags struct {
 	format, delimiter, null, columns string
 	header                           bool
 	workers, batchRows               int
+	parsers                          int
 	batchBytes                       string
 	text, asyncCommit                bool
 	route                            string
@@ -111,6 +112,7 @@ completed load the partitions written are ANALYZEd.`,
 	fl.BoolVar(&f.header, "header", false, "the first line names the columns (and maps them, unless --columns is given)")
 	fl.StringVar(&f.columns, "columns", "", "target columns of the input fields, in order, e.g. time,device,temp (default: the table's columns)")
 	fl.IntVar(&f.workers, "workers", runtime.NumCPU(), "parallel connections")
+	fl.IntVar(&f.parsers, "parsers", 0, "goroutines parsing and encoding input files (default: GOMAXPROCS; 1 reads on one); batches are the same either way")
 	fl.IntVar(&f.batchRows, "batch-size", 10000, "rows per batch (one transaction each)")
 	fl.StringVar(&f.batchBytes, "batch-bytes", "32MB", "encoded bytes per batch, at most")
 	fl.BoolVar(&f.text, "text", false, "send text COPY instead of binary")
@@ -203,7 +205,13 @@ func runLoad(ctx context.Context, a *app, f loadFlags, table string, files []str
 		src = &copyload.GenSource{Name: f.generate, Gen: g}
 		total = max(g.Rows(), 0)
 	} else {
-		fs := &copyload.FileSource{}
+		if f.parsers < 0 || f.parsers > 256 {
+			return usagef("--parsers %d: must be between 1 and 256 (0: GOMAXPROCS)", f.parsers)
+		}
+		fs := &copyload.FileSource{Parsers: f.parsers}
+		if fs.Parsers == 0 {
+			fs.Parsers = runtime.GOMAXPROCS(0)
+		}
 		var sources []records.Source
 		for _, name := range files {
 			var rc io.ReadCloser

@@ -93,6 +93,10 @@ func (w *BinaryWriter) Reset() { w.buf = w.buf[:0] }
 // Truncate drops everything after the first n bytes (n <= Len()).
 func (w *BinaryWriter) Truncate(n int) { w.buf = w.buf[:n] }
 
+// AppendRows appends whole rows written by another BinaryWriter (a row
+// encoded on another goroutine and routed to this buffer).
+func (w *BinaryWriter) AppendRows(rows []byte) { w.buf = append(w.buf, rows...) }
+
 // BeginRow starts a row of n fields (PostgreSQL allows at most 1600).
 func (w *BinaryWriter) BeginRow(n int) {
 	w.buf = binary.BigEndian.AppendUint16(w.buf, uint16(n))

@@ -42,6 +42,13 @@ func (w *TextWriter) Reset() { w.buf, w.left, w.mid = w.buf[:0], 0, false }
 // it any row in progress.
 func (w *TextWriter) Truncate(n int) { w.buf, w.left, w.mid = w.buf[:n], 0, false }
 
+// AppendRows appends whole rows written by another TextWriter (a row
+// encoded on another goroutine and routed to this buffer), ending any
+// row in progress.
+func (w *TextWriter) AppendRows(rows []byte) {
+	w.buf, w.left, w.mid = append(w.buf, rows...), 0, false
+}
+
 // BeginRow starts a row of n fields; the row's newline is written after
 // its n-th field.
 func (w *TextWriter) BeginRow(n int) {

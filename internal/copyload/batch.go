@@ -13,6 +13,8 @@ type rowEncoder interface {
 	copyenc.FieldWriter
 	// Field parses text with the codec and appends the field.
 	Field(c copyenc.Codec, text []byte) error
+	// AppendRows appends whole rows encoded by a writer of the same kind.
+	AppendRows(rows []byte)
 	Bytes() []byte
 	Len() int
 	Truncate(n int)

@@ -33,6 +33,15 @@ type Input struct {
 type FileSource struct {
 	Inputs  []Input
 	Columns []int // target column index per input field
+	// Parsers is the number of goroutines that parse and encode records.
+	// With one (or zero) the router's goroutine does it. With more, each
+	// input is cut into chunks at record boundaries (records.Splitter),
+	// the chunks are parsed and encoded in parallel, and the router takes
+	// their rows in input order: batches, their digests, line numbers and
+	// rejects are the same as with one (see parse.go).
+	Parsers int
+	// ChunkBytes is the size of those chunks (0: DefaultChunkBytes).
+	ChunkBytes int
 }
 
 // CopyColumns implements Source.
@@ -45,6 +54,17 @@ func (s *FileSource) CopyColumns(t *Target) ([]Column, error) {
 		cols[i] = t.Columns[ci]
 	}
 	return cols, nil
+}
+
+// fileRows turns the records of one input into rows. It is read-only
+// once made, so parse goroutines share it.
+type fileRows struct {
+	l         *Loader
+	name      string // the input's name
+	src       int32  // the input's index in l.sources
+	cols      []Column
+	timeField int // -1 without a time column
+	lo, hi    int64
 }
 
 // Run implements Source.
@@ -65,84 +85,128 @@ func (s *FileSource) Run(ctx context.Context, r *router) error {
 		lo, hi = l.target.Series.Window(l.cfg.Now())
 	}
 	for _, in := range s.Inputs {
-		src := int32(len(l.sources))
+		fr := &fileRows{l: l, name: in.Name, src: int32(len(l.sources)), cols: cols, timeField: timeField, lo: lo, hi: hi}
 		l.sources = append(l.sources, in.Name)
-		for n := 0; ; n++ {
-			if n&1023 == 0 && ctx.Err() != nil {
-				return ctx.Err()
-			}
-			rec, err := in.Reader.Next()
-			if err == io.EOF {
-				break
-			}
-			var rerr *records.RecordError
-			if errors.As(err, &rerr) {
-				l.read.Add(1)
-				col := ""
-				if rerr.Column > 0 && rerr.Column <= len(cols) {
-					col = cols[rerr.Column-1].Name
-				}
-				if err := l.reject(Reject{Source: in.Name, Line: rerr.Line, Column: col, Reason: rerr.Reason}); err != nil {
-					return err
-				}
-				continue
-			}
-			if err != nil {
-				return fmt.Errorf("reading %s: %w", in.Name, err)
-			}
-			l.read.Add(1)
-			if err := s.route(ctx, r, in.Name, src, cols, timeField, lo, hi, rec); err != nil {
-				return err
-			}
+		var err error
+		if s.Parsers > 1 {
+			err = s.runParallel(ctx, r, fr, in.Reader)
+		} else {
+			err = fr.readAll(ctx, r, in.Reader)
+		}
+		if err != nil {
+			return err
 		}
 	}
 	return nil
 }
 
-// route parses, checks and encodes one record.
-func (s *FileSource) route(ctx context.Context, r *router, name string, src int32, cols []Column, timeField int, lo, hi int64, rec records.Record) error {
-	l := r.l
-	rejectf := func(col, reason string) error {
-		return l.reject(Reject{Source: name, Line: rec.Line, Column: col, Reason: reason, Record: encodeRecord(rec.Fields, rec.Null)})
+// readAll routes every record of rd on the calling goroutine.
+func (fr *fileRows) readAll(ctx context.Context, r *router, rd *records.Reader) error {
+	for n := 0; ; n++ {
+		if n&1023 == 0 && ctx.Err() != nil {
+			return ctx.Err()
+		}
+		rec, err := rd.Next()
+		if err == io.EOF {
+			return nil
+		}
+		if err := fr.one(ctx, r, rec, err); err != nil {
+			return err
+		}
 	}
-	if len(rec.Fields) != len(cols) {
-		return rejectf("", fmt.Sprintf("expected %d fields, got %d", len(cols), len(rec.Fields)))
+}
+
+// one routes a record, or reports its record error, or returns the error
+// that ends the input.
+func (fr *fileRows) one(ctx context.Context, r *router, rec records.Record, err error) error {
+	var rerr *records.RecordError
+	if errors.As(err, &rerr) {
+		fr.l.read.Add(1)
+		return fr.l.reject(fr.recordReject(rerr))
 	}
-	var micros int64
-	if timeField >= 0 {
-		if rec.Null[timeField] {
-			return rejectf(cols[timeField].Name, "the time column is NULL")
-		}
-		m, err := parseTime(l.target.Zones(), l.target.Series.TimeType, rec.Fields[timeField])
-		if err != nil {
-			return rejectf(cols[timeField].Name, err.Error())
-		}
-		if m < lo || m >= hi {
-			return rejectf(cols[timeField].Name, l.target.Series.CheckTime(m, l.cfg.Now()).Error())
-		}
-		micros = m
+	if err != nil {
+		return fmt.Errorf("reading %s: %w", fr.name, err)
+	}
+	fr.l.read.Add(1)
+	return fr.route(ctx, r, rec)
+}
+
+// recordReject is the reject of a record the reader refused.
+func (fr *fileRows) recordReject(rerr *records.RecordError) Reject {
+	col := ""
+	if rerr.Column > 0 && rerr.Column <= len(fr.cols) {
+		col = fr.cols[rerr.Column-1].Name
+	}
+	return Reject{Source: fr.name, Line: rerr.Line, Column: col, Reason: rerr.Reason}
+}
+
+// route checks, encodes and routes one record.
+func (fr *fileRows) route(ctx context.Context, r *router, rec records.Record) error {
+	micros, rej, ok := fr.prepare(rec)
+	if !ok {
+		return fr.l.reject(rej)
 	}
 	b, err := r.batchFor(ctx, micros)
 	if err != nil {
 		return err
 	}
-	start := b.enc.Len()
-	b.enc.BeginRow(len(cols))
+	if rej, ok := fr.encode(b.enc, rec); !ok {
+		return fr.l.reject(rej)
+	}
+	return r.rowDone(ctx, b, fr.src, rec.Line)
+}
+
+// rejectf is the reject of record rec for a reason in column col.
+func (fr *fileRows) rejectf(rec records.Record, col, reason string) Reject {
+	return Reject{Source: fr.name, Line: rec.Line, Column: col, Reason: reason, Record: encodeRecord(rec.Fields, rec.Null)}
+}
+
+// prepare checks a record's field count and reads its time, which must
+// lie in the table's window: the row's micros, or its reject (ok false).
+// Safe for concurrent use.
+func (fr *fileRows) prepare(rec records.Record) (micros int64, rej Reject, ok bool) {
+	l, cols := fr.l, fr.cols
+	if len(rec.Fields) != len(cols) {
+		return 0, fr.rejectf(rec, "", fmt.Sprintf("expected %d fields, got %d", len(cols), len(rec.Fields))), false
+	}
+	if fr.timeField < 0 {
+		return 0, Reject{}, true
+	}
+	tf := fr.timeField
+	if rec.Null[tf] {
+		return 0, fr.rejectf(rec, cols[tf].Name, "the time column is NULL"), false
+	}
+	m, err := parseTime(l.target.Zones(), l.target.Series.TimeType, rec.Fields[tf])
+	if err != nil {
+		return 0, fr.rejectf(rec, cols[tf].Name, err.Error()), false
+	}
+	if m < fr.lo || m >= fr.hi {
+		return 0, fr.rejectf(rec, cols[tf].Name, l.target.Series.CheckTime(m, l.cfg.Now()).Error()), false
+	}
+	return m, Reject{}, true
+}
+
+// encode appends the record as a row to enc, or returns the reject of a
+// field the column refuses (ok false; nothing appended).
+func (fr *fileRows) encode(enc rowEncoder, rec records.Record) (rej Reject, ok bool) {
+	cols := fr.cols
+	start := enc.Len()
+	enc.BeginRow(len(cols))
 	for i, f := range rec.Fields {
 		if rec.Null[i] {
 			if cols[i].NotNull {
-				b.enc.Truncate(start)
-				return rejectf(cols[i].Name, "NULL in a NOT NULL column")
+				enc.Truncate(start)
+				return fr.rejectf(rec, cols[i].Name, "NULL in a NOT NULL column"), false
 			}
-			b.enc.Null()
+			enc.Null()
 			continue
 		}
-		if err := b.enc.Field(cols[i].Codec, f); err != nil {
-			b.enc.Truncate(start)
-			return rejectf(cols[i].Name, err.Error())
+		if err := enc.Field(cols[i].Codec, f); err != nil {
+			enc.Truncate(start)
+			return fr.rejectf(rec, cols[i].Name, err.Error()), false
 		}
 	}
-	return r.rowDone(ctx, b, src, rec.Line)
+	return Reject{}, true
 }
 
 // parseTime reads the time column's text as micros, in the session the

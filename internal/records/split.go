@@ -86,6 +86,7 @@ type Splitter struct {
 	stop     bool // a possible end-of-data marker: the rest is a tail
 
 	free chan []byte // recycled chunk buffers
+	opts Options     // of the reader split
 }
 
 // Split returns a Splitter of the records of r that Next has not returned
@@ -101,7 +102,7 @@ func (r *Reader) Split(size int) (*Splitter, error) {
 		return nil, fmt.Errorf("split: chunk size %d: must be positive", size)
 	}
 	s := &Splitter{src: r.src, size: size, format: r.opts.Format, quote: r.quote, escape: r.escape,
-		start: true, free: make(chan []byte, 64)}
+		start: true, free: make(chan []byte, 64), opts: r.opts}
 	s.limit = size + r.opts.MaxRecordBytes + 8
 	if r.opts.Header && !r.headerRead && r.fatal == nil && !r.done {
 		if err := r.readHeader(); err == io.EOF {
@@ -398,6 +399,16 @@ func NewChunkReader(opts Options) (*Reader, error) {
 	r.buf = nil
 	r.done = true
 	return r, nil
+}
+
+// NewReader returns a chunk reader (see NewChunkReader) for the chunks of
+// s. Safe for concurrent use.
+func (s *Splitter) NewReader() *Reader {
+	r, err := NewChunkReader(s.opts)
+	if err != nil {
+		panic(err) // the options were valid for the reader split
+	}
+	return r
 }
 
 // Reset makes r, a chunk reader, read the records of c (which it must

@@ -1,0 +1,255 @@
+package copyload
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/pgts/pgts/internal/copyenc"
+	"github.com/pgts/pgts/internal/records"
+)
+
+// DefaultChunkBytes is the size of the chunks an input is cut into for
+// parallel parsing: big enough that a chunk's overhead (a channel send, a
+// wake-up) is lost in its thousands of rows, small enough that the
+// parsers are busy from the first megabyte and that the chunks in flight
+// (about three per parser, each with its encoded rows) stay small.
+const DefaultChunkBytes = 512 << 10
+
+// Parallel parsing of one input. Three kinds of goroutines:
+//
+//   - the splitter (one) cuts the input into chunks (records.Splitter)
+//     and queues each twice: on jobs, for the parsers, and on order, for
+//     the router, in input order;
+//   - the parsers (FileSource.Parsers) parse and encode each chunk they
+//     take into a private buffer: rows, their times and lines, and the
+//     rejects, in input order;
+//   - the router (the goroutine of Run) takes the jobs from order, waits
+//     for each to be parsed, and routes its rows and rejects as if it had
+//     parsed them: batchFor, a copy of the encoded row, rowDone.
+//
+// So batch boundaries and numbers, their digests, line numbers and
+// rejects, and the partitions created are those of the sequential path:
+// the router sees the same rows in the same order. A tail chunk (the
+// splitter's fallback, see records.Chunk) is read by the router itself,
+// after every chunk before it. At most 3 × Parsers chunks are in flight.
+
+// parseJob is one chunk and, once done is closed, what parsing it gave.
+type parseJob struct {
+	chunk   *records.Chunk
+	done    chan struct{}
+	enc     rowEncoder // the chunk's rows, encoded
+	items   []parsedItem
+	rejects []Reject
+	err     error // the error that ended the chunk early (never expected)
+	marker  bool  // the chunk ended at an end-of-data marker
+}
+
+// itemKind is what became of a record of a chunk.
+type itemKind uint8
+
+const (
+	itemRow      itemKind = iota // a row, encoded
+	itemReject                   // refused before routing: rejects[rej]
+	itemRejectAt                 // refused while encoding, after the time checks: route micros, then reject
+)
+
+// parsedItem is one record of a chunk, in input order.
+type parsedItem struct {
+	kind   itemKind
+	rej    int32 // index into rejects
+	end    int   // for a row: its end in enc.Bytes()
+	micros int64
+	line   int64
+}
+
+// runParallel routes the records of rd parsed on s.Parsers goroutines.
+func (s *FileSource) runParallel(ctx context.Context, r *router, fr *fileRows, rd *records.Reader) error {
+	// A record peeked at (the header's first) is the router's to read.
+	for rd.HasUnread() {
+		rec, err := rd.Next()
+		if err == io.EOF {
+			return nil
+		}
+		if err := fr.one(ctx, r, rec, err); err != nil {
+			return err
+		}
+	}
+	size := s.ChunkBytes
+	if size <= 0 {
+		size = DefaultChunkBytes
+	}
+	sp, err := rd.Split(size)
+	if err != nil {
+		return fmt.Errorf("reading %s: %w", fr.name, err)
+	}
+	pctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	jobs := make(chan *parseJob, s.Parsers)
+	order := make(chan *parseJob, 2*s.Parsers)
+	free := make(chan *parseJob, 3*s.Parsers+1)
+	var wg sync.WaitGroup
+	wg.Add(1 + s.Parsers)
+	go func() {
+		defer wg.Done()
+		defer close(order)
+		defer close(jobs)
+		for {
+			c, err := sp.Next()
+			if err != nil { // io.EOF: Next returns no other error
+				return
+			}
+			var j *parseJob
+			select {
+			case j = <-free:
+			default:
+				j = &parseJob{}
+				if fr.l.binary {
+					j.enc = copyenc.NewBinaryWriter(0)
+				} else {
+					j.enc = copyenc.NewTextWriter(0)
+				}
+			}
+			j.chunk, j.done = c, make(chan struct{})
+			select {
+			case order <- j:
+			case <-pctx.Done():
+				return
+			}
+			if c.Tail() {
+				return // the router reads it
+			}
+			select {
+			case jobs <- j:
+			case <-pctx.Done():
+				return
+			}
+		}
+	}()
+	for range s.Parsers {
+		go func() {
+			defer wg.Done()
+			cr := sp.NewReader()
+			for j := range jobs {
+				if pctx.Err() == nil {
+					fr.parse(cr, j)
+				}
+				sp.Recycle(j.chunk)
+				close(j.done)
+			}
+		}()
+	}
+	err = s.route(ctx, r, fr, sp, order, free)
+	cancel()
+	wg.Wait()
+	return err
+}
+
+// route takes the parsed chunks in input order and routes them.
+func (s *FileSource) route(ctx context.Context, r *router, fr *fileRows, sp *records.Splitter, order <-chan *parseJob, free chan<- *parseJob) error {
+	for j := range order {
+		if j.chunk.Tail() {
+			cr := sp.NewReader()
+			cr.Reset(j.chunk)
+			return fr.readAll(ctx, r, cr)
+		}
+		select {
+		case <-j.done:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		if err := fr.apply(ctx, r, j); err != nil {
+			return err
+		}
+		if j.err != nil {
+			return fmt.Errorf("reading %s: %w", fr.name, j.err)
+		}
+		if j.marker {
+			return nil // the data ends here
+		}
+		j.enc.Reset()
+		j.items, j.rejects, j.chunk, j.done = j.items[:0], j.rejects[:0], nil, nil
+		select {
+		case free <- j:
+		default:
+		}
+	}
+	return ctx.Err()
+}
+
+// parse parses and encodes the records of j's chunk with the chunk
+// reader cr. It runs on a parser goroutine: it touches only j, cr and
+// what fr shares read-only.
+func (fr *fileRows) parse(cr *records.Reader, j *parseJob) {
+	cr.Reset(j.chunk)
+	for {
+		rec, err := cr.Next()
+		if err == io.EOF {
+			break
+		}
+		var rerr *records.RecordError
+		if errors.As(err, &rerr) {
+			j.items = append(j.items, parsedItem{kind: itemReject, rej: int32(len(j.rejects)), line: rerr.Line})
+			j.rejects = append(j.rejects, fr.recordReject(rerr))
+			continue
+		}
+		if err != nil {
+			j.err = err
+			break
+		}
+		micros, rej, ok := fr.prepare(rec)
+		if !ok {
+			j.items = append(j.items, parsedItem{kind: itemReject, rej: int32(len(j.rejects)), line: rec.Line})
+			j.rejects = append(j.rejects, rej)
+			continue
+		}
+		if rej, ok := fr.encode(j.enc, rec); !ok {
+			j.items = append(j.items, parsedItem{kind: itemRejectAt, rej: int32(len(j.rejects)), micros: micros, line: rec.Line})
+			j.rejects = append(j.rejects, rej)
+			continue
+		}
+		j.items = append(j.items, parsedItem{kind: itemRow, end: j.enc.Len(), micros: micros, line: rec.Line})
+	}
+	j.marker = cr.EndMarker()
+}
+
+// apply routes the rows and reports the rejects of a parsed chunk, as
+// route and one would have record by record.
+func (fr *fileRows) apply(ctx context.Context, r *router, j *parseJob) error {
+	l := r.l
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	rows := j.enc.Bytes()
+	start := 0
+	for i, it := range j.items {
+		l.read.Add(1)
+		switch it.kind {
+		case itemRow:
+			b, err := r.batchFor(ctx, it.micros)
+			if err != nil {
+				return err
+			}
+			b.enc.AppendRows(rows[start:it.end])
+			start = it.end
+			if err := r.rowDone(ctx, b, fr.src, it.line); err != nil {
+				return err
+			}
+		case itemRejectAt:
+			if _, err := r.batchFor(ctx, it.micros); err != nil {
+				return err
+			}
+			fallthrough
+		default:
+			if err := l.reject(j.rejects[it.rej]); err != nil {
+				return err
+			}
+		}
+		if i&1023 == 1023 && ctx.Err() != nil {
+			return ctx.Err()
+		}
+	}
+	return nil
+}
