@@ -56,6 +56,8 @@ know, with a notice). Rows of a series table are grouped into batches per
 time partition and COPYed straight into that partition (created when
 missing); --route parent leaves the routing to the server. --workers
 connections pull batches from one queue; each batch is one transaction.
+Input files are parsed and encoded on --parsers goroutines, in chunks cut
+at record boundaries; the batches are the same with any number of parsers.
 
 Values are read exactly as PostgreSQL's input functions read them (a test
 compares the two over a large corpus): every date and time spelling the

@@ -130,3 +130,50 @@ func BenchmarkEncodingCSV(b *testing.B) {
 	}
 	b.ReportMetric(float64(records)/b.Elapsed().Seconds(), "records/s")
 }
+
+// benchSplit measures the Splitter alone: the part of parallel parsing
+// that stays on one goroutine, so it bounds the speed-up. MB/s count the
+// input.
+func benchSplit(b *testing.B, data []byte, opts Options) {
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		r, err := NewReader(bytes.NewReader(data), opts)
+		if err != nil {
+			b.Fatal(err)
+		}
+		sp, err := r.Split(512 << 10)
+		if err != nil {
+			b.Fatal(err)
+		}
+		n := 0
+		for {
+			c, err := sp.Next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				b.Fatal(err)
+			}
+			n += c.Len()
+			sp.Recycle(c)
+		}
+		if n != len(data) {
+			b.Fatalf("chunks hold %d bytes, want %d", n, len(data))
+		}
+	}
+}
+
+func BenchmarkSplitCSVNumeric(b *testing.B) {
+	benchSplit(b, benchData("numeric"), DefaultOptions(CSV))
+}
+
+// BenchmarkSplitCSVQuoted: every record has quotes, so the splitter
+// follows them byte by byte.
+func BenchmarkSplitCSVQuoted(b *testing.B) {
+	benchSplit(b, benchData("quoted"), DefaultOptions(CSV))
+}
+
+func BenchmarkSplitText(b *testing.B) {
+	benchSplit(b, benchData("text"), DefaultOptions(Text))
+}

@@ -91,6 +91,13 @@
 // Line numbers count physical lines, so a CSV record with a quoted line
 // break starts on Line and ends on EndLine > Line.
 //
+// # Parallel reading
+//
+// Reader.Split hands the rest of a Reader's input to a Splitter, which
+// cuts it into Chunks at record boundaries; chunk readers (NewChunkReader,
+// Reset) parse the chunks on any goroutines and give, chunk after chunk,
+// exactly the records, lines, offsets and record errors of one Reader.
+//
 // # Limits
 //
 // Every buffer is bounded: input is read through a fixed window, a record
