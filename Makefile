@@ -6,7 +6,7 @@ BIN     := bin/pgts
 VERSION := $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X github.com/pgts/pgts/internal/cli.Version=$(VERSION)
 
-.PHONY: all build deps test-deps demo test fmt-check vet parity bench-load bench-insert bench-partition bench-serve bench-events clean
+.PHONY: all build deps test-deps demo test fmt-check vet parity bench-load bench-insert bench-partition bench-serve bench-events bench-memory clean
 
 all: build
 
@@ -103,6 +103,26 @@ bench-events: deps build
 	$(BIN) bench events --stores plain,pgts --sessions 16 --rows $(EVENTS_ROWS) --doc-bytes 2048 --week-rows $(EVENTS_WEEK_ROWS) \
 		--checkpoint-timeout $(EVENTS_CHECKPOINT) --out bench-results/$(STAMP)-events | tee bench-results/events.txt
 	$(BIN) report bench-results/$(STAMP)-events
+
+# bench-memory: the loading study's question (does loading slow down when
+# the index outgrows memory?) with a (device, time) index, 1,000 and
+# 100,000 devices, the server in a MEM_LIMIT memory cgroup (shared_buffers a
+# sixth of it), MEM_BATCHES batches of 10,000 rows per store: the plain
+# table's index ends at several times the limit. Stores plain, weekly
+# (one partition: 10,000 rows a minute fill it) and pgts with 1-hour
+# partitions; timescaledb when the server has it (skipped with a message
+# otherwise). One run per store; about 40 minutes on 2 cores.
+MEM_LIMIT ?= 192MB
+MEM_BATCHES ?= 2000
+MEM_DEVICES ?= 100000 1000
+bench-memory: deps build
+	@mkdir -p bench-results
+	for d in $(MEM_DEVICES); do \
+		$(BIN) bench load --stores plain,weekly,pgts,timescaledb --loaders pgts-binary --workers $$(nproc) \
+			--batches $(MEM_BATCHES) --index device,time --devices $$d --pgts-interval 1h --memory-limit $(MEM_LIMIT) \
+			--markdown --out bench-results/$(STAMP)-memory-$$d | tee bench-results/memory-$$d.md || exit 1; \
+		$(BIN) report bench-results/$(STAMP)-memory-$$d || exit 1; \
+	done
 
 clean:
 	rm -rf bin

@@ -55,6 +55,9 @@ type LoadScenario struct {
 	// week. The conditions data covers one minute per batch, so a run of
 	// 1,000 batches spans about 17 hours.
 	Interval time.Duration `json:"pgts_interval,omitempty"`
+	// MemoryLimit is the server's memory cgroup limit in bytes, when the
+	// caller set one (recorded, not enforced here).
+	MemoryLimit int64 `json:"memory_limit_bytes,omitempty"`
 }
 
 // Validate checks the scenario.
