@@ -111,9 +111,9 @@ bench-events: deps build
 # table's index ends at several times the limit. Stores plain, weekly
 # (one partition: 10,000 rows a minute fill it) and pgts with 1-hour
 # partitions; timescaledb when the server has it (skipped with a message
-# otherwise). One run per store; about 40 minutes on 2 cores.
-MEM_LIMIT ?= 192MB
-MEM_BATCHES ?= 2000
+# otherwise). One run per store.
+MEM_LIMIT ?= 128MB
+MEM_BATCHES ?= 1000
 MEM_DEVICES ?= 100000 1000
 bench-memory: deps build
 	@mkdir -p bench-results

@@ -46,8 +46,9 @@ type LoadScenario struct {
 	// restart the server; nil for none.
 	BeforeRun func(ctx context.Context) error `json:"-"`
 
-	// Devices is the generator's device count (the conditions table's
-	// device column cycles through 1..Devices); 0 means the study's 1,000.
+	// Devices is the number of devices in the data: row n (from 0) of the
+	// run gets device 1 + n % Devices (see spreadDevices); 0 means the
+	// study's generator as it is, 1,000 devices numbered within each batch.
 	// With a (device, time) index it decides how many index pages each
 	// batch touches: one insertion point per device.
 	Devices int `json:"devices,omitempty"`
@@ -197,7 +198,11 @@ func conditionsGen(s LoadScenario) (gen.Generator, error) {
 	if s.Devices > 0 {
 		opts.Devices = s.Devices
 	}
-	return gen.New("conditions", opts)
+	g, err := gen.New("conditions", opts)
+	if err != nil {
+		return nil, err
+	}
+	return withDevices(g, s.Devices), nil
 }
 
 // setupStore makes a fresh table for the store and returns the series

@@ -173,7 +173,7 @@ Loaders: psql-copy (the generator's text piped into one psql COPY),
 	f.BoolVar(&markdown, "markdown", false, "print the table in Markdown")
 	f.StringVar(&memoryLimit, "memory-limit", "", "embedded cluster only: run the server under this memory limit (cgroup), e.g. 512MB")
 	f.StringVar(&sharedBuffers, "shared-buffers", "", "with --memory-limit: the server's shared_buffers for the run (default a sixth of the limit)")
-	f.IntVar(&devices, "devices", 1000, "devices of the generated data (with --index device,time: one index insertion point per device)")
+	f.IntVar(&devices, "devices", 0, "devices of the generated data, row n getting device 1 + n % N (0: the study's generator, 1,000 devices); with --index device,time one insertion point per device")
 	f.DurationVar(&interval, "pgts-interval", 7*24*time.Hour, "partition length of the pgts store, e.g. 1h or 168h")
 	return cmd
 }
