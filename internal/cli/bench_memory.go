@@ -12,27 +12,34 @@ import (
 // memorySettings are the server settings a memory limit changes for the
 // benchmark: shared_buffers is charged to the cgroup as the server touches
 // it, so the tuned size (a quarter of the machine's RAM) would exceed a
-// small limit and get the server killed; effective_cache_size follows so
-// the planner does not count on memory the server lacks.
-var memorySettings = []string{"shared_buffers", "effective_cache_size"}
+// small limit and get the server killed; work_mem and maintenance_work_mem
+// (which autovacuum and a GIN index's pending-list cleanup use) would let
+// one process outgrow it too (a 112 MB limit saw a backend killed at 66 MB
+// of private memory); effective_cache_size follows so the planner does not
+// count on memory the server lacks.
+var memorySettings = []string{"shared_buffers", "effective_cache_size", "work_mem", "maintenance_work_mem", "wal_buffers"}
 
-// serverMemory returns the shared_buffers and effective_cache_size of a
-// server limited to limit bytes: sharedBuffers when set, else a sixth of
-// the limit (the rest holds backends, WAL buffers and the page cache
-// the data is read through), and three quarters of the limit as the
-// cache estimate, as pgts' tuning does for RAM. Sizes are whole MiB.
-func serverMemory(limit int64, sharedBuffers string) (shared, cache int64, err error) {
+// serverMemory returns the memory settings (bytes) of a server limited to
+// limit bytes: shared_buffers sharedBuffers when set, else a sixth of the
+// limit (the rest holds backends, WAL buffers and the page cache the data
+// is read through); the others by pgts' tuning rules with the limit as
+// the RAM: effective_cache_size three quarters of it,
+// maintenance_work_mem a sixteenth, work_mem 4 MB, wal_buffers a 32nd of
+// shared_buffers. Sizes are whole MiB, wal_buffers whole kiB.
+func serverMemory(limit int64, sharedBuffers string) (map[string]int64, error) {
 	const mib = 1 << 20
-	shared = limit / 6 / mib * mib
+	shared := limit / 6 / mib * mib
 	if sharedBuffers != "" {
+		var err error
 		if shared, err = embedded.ParseSize(sharedBuffers); err != nil {
-			return 0, 0, usagef("--shared-buffers %q: %v", sharedBuffers, err)
+			return nil, usagef("--shared-buffers %q: %v", sharedBuffers, err)
 		}
 	}
 	if shared < 16*mib || shared > limit/2 {
-		return 0, 0, usagef("shared_buffers %d MiB under a %d MiB memory limit: must be between 16 MiB and half the limit", shared/mib, limit/mib)
+		return nil, usagef("shared_buffers %d MiB under a %d MiB memory limit: must be between 16 MiB and half the limit", shared/mib, limit/mib)
 	}
-	return shared, limit * 3 / 4 / mib * mib, nil
+	return map[string]int64{"shared_buffers": shared, "effective_cache_size": limit * 3 / 4 / mib * mib,
+		"maintenance_work_mem": max(limit/16/mib, 1) * mib, "work_mem": 4 * mib, "wal_buffers": shared / 32 >> 10 << 10}, nil
 }
 
 // limitServerMemory puts the embedded cluster's server under a memory
@@ -48,7 +55,7 @@ func (a *app) limitServerMemory(ctx context.Context, size, sharedBuffers string,
 	if err != nil {
 		return 0, nil, usagef("--memory-limit %q: %v", size, err)
 	}
-	shared, cache, err := serverMemory(n, sharedBuffers)
+	sizes, err := serverMemory(n, sharedBuffers)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -67,7 +74,7 @@ func (a *app) limitServerMemory(ctx context.Context, size, sharedBuffers string,
 	if err != nil {
 		return 0, nil, err
 	}
-	restore, err := setServerMemory(ctx, cs, map[string]int64{"shared_buffers": shared, "effective_cache_size": cache})
+	restore, err := setServerMemory(ctx, cs, sizes)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -79,7 +86,7 @@ func (a *app) limitServerMemory(ctx context.Context, size, sharedBuffers string,
 		return err
 	}
 	if err := restart(ctx); err != nil {
-		return 0, nil, fmt.Errorf("restarting the server with shared_buffers %d MiB: %w", shared>>20, err)
+		return 0, nil, fmt.Errorf("restarting the server with shared_buffers %d MiB: %w", sizes["shared_buffers"]>>20, err)
 	}
 	putBack := func() {
 		bg := context.WithoutCancel(ctx)
@@ -91,8 +98,8 @@ func (a *app) limitServerMemory(ctx context.Context, size, sharedBuffers string,
 	if err == nil {
 		var lim *bench.MemoryLimit
 		if lim, err = bench.NewMemoryLimit(n, pid); err == nil {
-			a.log.Info("server memory limited", "bytes", n, "shared_buffers", shared, "effective_cache_size", cache,
-				"cgroup", lim.Dir, "version", lim.Version)
+			a.log.Info("server memory limited", "bytes", n, "shared_buffers", sizes["shared_buffers"], "work_mem", sizes["work_mem"],
+				"maintenance_work_mem", sizes["maintenance_work_mem"], "cgroup", lim.Dir, "version", lim.Version)
 			prev := *beforeRun
 			*beforeRun = func(ctx context.Context) error {
 				if prev != nil {
@@ -108,10 +115,11 @@ func (a *app) limitServerMemory(ctx context.Context, size, sharedBuffers string,
 			}
 			return n, func() {
 				bg := context.WithoutCancel(ctx)
-				putBack()
 				// The server leaves the cgroup by stopping; Close then
-				// finds it empty (or moves what is left), and the server
-				// starts again outside it with its own settings.
+				// finds it empty (or moves what is left). The settings are
+				// put back on the server restarted outside the cgroup (a
+				// server the limit had killed is in recovery until then),
+				// and one more restart applies them.
 				if _, err := c.Stop(bg, embedded.Fast); err != nil {
 					a.log.Warn("stopping the server after the benchmark", "err", err)
 				}
@@ -120,6 +128,11 @@ func (a *app) limitServerMemory(ctx context.Context, size, sharedBuffers string,
 				}
 				if _, err := c.Start(bg); err != nil {
 					a.log.Warn("starting the server after the benchmark", "err", err)
+					return
+				}
+				putBack()
+				if err := restart(bg); err != nil {
+					a.log.Warn("restarting the server with its own memory settings", "err", err)
 				}
 			}, nil
 		}

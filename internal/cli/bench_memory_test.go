@@ -11,19 +11,26 @@ import (
 
 func TestServerMemory(t *testing.T) {
 	const mib = 1 << 20
-	shared, cache, err := serverMemory(192*mib, "")
-	if err != nil || shared != 32*mib || cache != 144*mib {
-		t.Errorf("192 MiB limit: shared %d, cache %d, %v; want 32 MiB and 144 MiB", shared>>20, cache>>20, err)
+	got, err := serverMemory(192*mib, "")
+	want := map[string]int64{"shared_buffers": 32 * mib, "effective_cache_size": 144 * mib, "maintenance_work_mem": 12 * mib, "work_mem": 4 * mib,
+		"wal_buffers": 1 * mib}
+	if err != nil || len(got) != len(memorySettings) {
+		t.Fatalf("192 MiB limit: %v, %v", got, err)
 	}
-	if shared, _, err := serverMemory(192*mib, "48MB"); err != nil || shared != 48*mib {
-		t.Errorf("--shared-buffers 48MB: %d, %v", shared>>20, err)
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("192 MiB limit: %s = %d MiB, want %d MiB", k, got[k]>>20, v>>20)
+		}
+	}
+	if got, err := serverMemory(192*mib, "48MB"); err != nil || got["shared_buffers"] != 48*mib {
+		t.Errorf("--shared-buffers 48MB: %v, %v", got, err)
 	}
 	for _, sb := range []string{"8MB", "100MB", "lots"} {
-		if _, _, err := serverMemory(192*mib, sb); err == nil {
+		if _, err := serverMemory(192*mib, sb); err == nil {
 			t.Errorf("--shared-buffers %s under 192 MiB accepted", sb)
 		}
 	}
-	if _, _, err := serverMemory(64*mib, ""); err == nil {
+	if _, err := serverMemory(64*mib, ""); err == nil {
 		t.Error("a 64 MiB limit (10 MiB of shared_buffers) accepted")
 	}
 }
@@ -71,7 +78,8 @@ func TestSetServerMemory(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { conn.Exec(context.Background(), "ALTER SYSTEM RESET effective_cache_size") })
-	restore, err := setServerMemory(ctx, cs, map[string]int64{"shared_buffers": 32 << 20, "effective_cache_size": 144 << 20})
+	restore, err := setServerMemory(ctx, cs, map[string]int64{"shared_buffers": 32 << 20, "effective_cache_size": 144 << 20,
+		"work_mem": 4 << 20, "maintenance_work_mem": 12 << 20, "wal_buffers": 1 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +91,7 @@ func TestSetServerMemory(t *testing.T) {
 		t.Fatal(err)
 	}
 	got = autoConf(t, cs)
-	if _, ok := got["shared_buffers"]; ok || got["effective_cache_size"] != "3GB" {
+	if _, ok := got["shared_buffers"]; ok || got["effective_cache_size"] != "3GB" || len(got) != 1 {
 		t.Errorf("after restore: %v; want no shared_buffers and effective_cache_size 3GB", got)
 	}
 }
