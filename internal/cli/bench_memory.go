@@ -44,12 +44,15 @@ func serverMemory(limit int64, sharedBuffers string) (map[string]int64, error) {
 
 // limitServerMemory puts the embedded cluster's server under a memory
 // cgroup of the given size for the benchmark. It first restarts the server
-// with shared_buffers and effective_cache_size fitting the limit (see
-// serverMemory; ALTER SYSTEM, put back by stop), then re-attaches it before
-// every run (a --restart makes a new postmaster): it wraps *beforeRun, a
-// scenario's BeforeRun hook. stop puts the settings back, stops the
-// server, removes the cgroup and starts the server again; it runs even
-// when ctx is cancelled. It returns the limit in bytes.
+// with its memory settings fitting the limit (see serverMemory; ALTER
+// SYSTEM, put back by stop), then re-attaches it before every run (a
+// --restart makes a new postmaster): it wraps *beforeRun, a scenario's
+// BeforeRun hook. stop stops the server, removes the cgroup, starts the
+// server outside it, puts the settings back and restarts it; it runs even
+// when ctx is cancelled, and only logs what fails (a server the limit
+// killed may still be in crash recovery, then the settings stay until
+// the next benchmark's stop or an ALTER SYSTEM RESET). It returns the
+// limit in bytes. Not safe for concurrent use.
 func (a *app) limitServerMemory(ctx context.Context, size, sharedBuffers string, beforeRun *func(context.Context) error) (limit int64, stop func(), err error) {
 	n, err := embedded.ParseSize(size)
 	if err != nil {
