@@ -50,8 +50,9 @@ func serverMemory(limit int64, sharedBuffers string) (map[string]int64, error) {
 // BeforeRun hook. stop stops the server, removes the cgroup, starts the
 // server outside it, puts the settings back and restarts it; it runs even
 // when ctx is cancelled, and only logs what fails (a server the limit
-// killed may still be in crash recovery, then the settings stay until
-// the next benchmark's stop or an ALTER SYSTEM RESET). It returns the
+// killed may still be in crash recovery, then the settings stay in
+// postgresql.auto.conf until ALTER SYSTEM RESET; a later benchmark would
+// take them for the user's and put them back). It returns the
 // limit in bytes. Not safe for concurrent use.
 func (a *app) limitServerMemory(ctx context.Context, size, sharedBuffers string, beforeRun *func(context.Context) error) (limit int64, stop func(), err error) {
 	n, err := embedded.ParseSize(size)
