@@ -96,7 +96,7 @@ bench-serve: deps build
 # EVENTS_CHECKPOINT (PostgreSQL's default; pgts db tunes 15min), the server
 # in an EVENTS_MEMORY memory cgroup (shared_buffers a sixth of it; 128MB
 # and less got the server killed here, by autovacuum's ANALYZE of the 2 kB
-# documents): about 20 minutes on the project's 2 shared cores.
+# documents): 10-20 minutes on the project's 2 shared cores.
 EVENTS_ROWS ?= 500000
 EVENTS_WEEK_ROWS ?= 100000
 EVENTS_CHECKPOINT ?= 5m
