@@ -14,9 +14,10 @@ import (
 // it, so the tuned size (a quarter of the machine's RAM) would exceed a
 // small limit and get the server killed; work_mem and maintenance_work_mem
 // (which autovacuum and a GIN index's pending-list cleanup use) would let
-// one process outgrow it too (a 112 MB limit saw a backend killed at 66 MB
-// of private memory); effective_cache_size follows so the planner does not
-// count on memory the server lacks.
+// one process outgrow it too (memory no setting bounds, such as ANALYZE's
+// sample of wide rows, still can: 65 MB under 128 MB was seen);
+// effective_cache_size follows so the planner does not count on memory the
+// server lacks.
 var memorySettings = []string{"shared_buffers", "effective_cache_size", "work_mem", "maintenance_work_mem", "wal_buffers"}
 
 // serverMemory returns the memory settings (bytes) of a server limited to
