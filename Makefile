@@ -6,7 +6,7 @@ BIN     := bin/pgts
 VERSION := $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X github.com/pgts/pgts/internal/cli.Version=$(VERSION)
 
-.PHONY: all build deps test-deps demo test fmt-check vet parity bench-load bench-insert bench-partition bench-serve bench-events clean
+.PHONY: all build deps test-deps demo test fmt-check vet parity bench-load bench-insert bench-partition bench-serve bench-events bench-memory clean
 
 all: build
 
@@ -93,16 +93,39 @@ bench-serve: deps build
 # bench-events: a field report's event workload (16 sessions, one row per
 # transaction, 2 kB JSON documents) on a plain table and on a weekly pgts
 # series table, EVENTS_ROWS rows each, with checkpoints every
-# EVENTS_CHECKPOINT (PostgreSQL's default; pgts db tunes 15min): 30 minutes
-# on the project's 2 shared cores.
-EVENTS_ROWS ?= 1000000
+# EVENTS_CHECKPOINT (PostgreSQL's default; pgts db tunes 15min), the server
+# in an EVENTS_MEMORY memory cgroup (shared_buffers a sixth of it; 128MB
+# and less got the server killed here, by autovacuum's ANALYZE of the 2 kB
+# documents): 10-20 minutes on the project's 2 shared cores.
+EVENTS_ROWS ?= 500000
 EVENTS_WEEK_ROWS ?= 100000
 EVENTS_CHECKPOINT ?= 5m
+EVENTS_MEMORY ?= 192MB
 bench-events: deps build
 	@mkdir -p bench-results
 	$(BIN) bench events --stores plain,pgts --sessions 16 --rows $(EVENTS_ROWS) --doc-bytes 2048 --week-rows $(EVENTS_WEEK_ROWS) \
-		--checkpoint-timeout $(EVENTS_CHECKPOINT) --out bench-results/$(STAMP)-events | tee bench-results/events.txt
+		--checkpoint-timeout $(EVENTS_CHECKPOINT) --memory-limit $(EVENTS_MEMORY) --out bench-results/$(STAMP)-events | tee bench-results/events.txt
 	$(BIN) report bench-results/$(STAMP)-events
+
+# bench-memory: the loading study's question (does loading slow down when
+# the index outgrows memory?) with a (device, time) index, 1,000 and
+# 100,000 devices, the server in a MEM_LIMIT memory cgroup (shared_buffers a
+# sixth of it), MEM_BATCHES batches of 10,000 rows per store: the plain
+# table's index ends at several times the limit. Stores plain, weekly
+# (one partition: 10,000 rows a minute fill it) and pgts with 1-hour
+# partitions; timescaledb when the server has it (skipped with a message
+# otherwise). One run per store.
+MEM_LIMIT ?= 128MB
+MEM_BATCHES ?= 1000
+MEM_DEVICES ?= 100000 1000
+bench-memory: deps build
+	@mkdir -p bench-results
+	for d in $(MEM_DEVICES); do \
+		$(BIN) bench load --stores plain,weekly,pgts,timescaledb --loaders pgts-binary --workers $$(nproc) \
+			--batches $(MEM_BATCHES) --index device,time --devices $$d --pgts-interval 1h --memory-limit $(MEM_LIMIT) \
+			--markdown --out bench-results/$(STAMP)-memory-$$d | tee bench-results/memory-$$d.md || exit 1; \
+		$(BIN) report bench-results/$(STAMP)-memory-$$d || exit 1; \
+	done
 
 clean:
 	rm -rf bin

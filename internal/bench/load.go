@@ -2,11 +2,13 @@ package bench
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
 	"os/exec"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -43,6 +45,20 @@ type LoadScenario struct {
 	// BeforeRun runs before each run (after the table is made), e.g. to
 	// restart the server; nil for none.
 	BeforeRun func(ctx context.Context) error `json:"-"`
+
+	// Devices is the number of devices in the data: row n (from 0) of the
+	// run gets device 1 + n % Devices (see spreadDevices); 0 means the
+	// study's generator as it is, 1,000 devices numbered within each batch.
+	// With a (device, time) index it decides how many index pages each
+	// batch touches: one insertion point per device.
+	Devices int `json:"devices,omitempty"`
+	// Interval is the partition length of the pgts store; zero means a
+	// week. The conditions data covers one minute per batch, so a run of
+	// 1,000 batches spans about 17 hours.
+	Interval time.Duration `json:"pgts_interval,omitempty"`
+	// MemoryLimit is the server's memory cgroup limit in bytes, when the
+	// caller set one (recorded, not enforced here).
+	MemoryLimit int64 `json:"memory_limit_bytes,omitempty"`
 }
 
 // Validate checks the scenario.
@@ -73,6 +89,10 @@ func (s *LoadScenario) Validate() error {
 		return fmt.Errorf("repeat %d: must be at least 1", s.Repeat)
 	case s.Index != "time" && s.Index != "device,time" && s.Index != "both":
 		return fmt.Errorf("index %q: choose time, device,time or both", s.Index)
+	case s.Devices < 0 || s.Devices > gen.MaxDevices:
+		return fmt.Errorf("devices %d: must be between 1 and %d", s.Devices, gen.MaxDevices)
+	case s.Interval < 0 || (s.Interval > 0 && (s.Interval < time.Minute || s.Interval%time.Minute != 0)):
+		return fmt.Errorf("pgts interval %s: must be a whole number of minutes, at least one", s.Interval)
 	}
 	return nil
 }
@@ -112,6 +132,13 @@ type LoadRun struct {
 	Verified    bool          `json:"rows_verified"`
 	Error       string        `json:"error,omitempty"`
 	Batches     []BatchTiming `json:"batches,omitempty"`
+
+	// StartRate and EndRate are the rows/s of the first and of the last
+	// tenth of the batches (by start time), wall-clock over the span
+	// those batches took with all workers; 0 without per-batch timings
+	// (fewer than 10 batches).
+	StartRate float64 `json:"start_rows_per_second,omitempty"`
+	EndRate   float64 `json:"end_rows_per_second,omitempty"`
 }
 
 // RunLoad runs the scenario; results come back in run order. A run that
@@ -168,7 +195,14 @@ func conditionsGen(s LoadScenario) (gen.Generator, error) {
 		return nil, err
 	}
 	opts.Width, opts.Batches = s.Width, s.Batches
-	return gen.New("conditions", opts)
+	if s.Devices > 0 {
+		opts.Devices = s.Devices
+	}
+	g, err := gen.New("conditions", opts)
+	if err != nil {
+		return nil, err
+	}
+	return withDevices(g, s.Devices), nil
 }
 
 // setupStore makes a fresh table for the store and returns the series
@@ -221,7 +255,7 @@ func setupStore(ctx context.Context, pool *pgxpool.Pool, s LoadScenario, store s
 	case "pgts":
 		m := partition.NewManager(pool, s.Logger, time.Now)
 		spec := partition.CreateSpec{Name: benchTable, Columns: strings.Join(cols, ", "), TimeColumn: "time",
-			Interval: partition.Interval{Days: 7}, Premake: 0, Index: partition.IndexNone}
+			Interval: pgtsInterval(s.Interval), Premake: 0, Index: partition.IndexNone}
 		t, err := m.Create(ctx, spec)
 		if err != nil {
 			return nil, err
@@ -235,6 +269,18 @@ func setupStore(ctx context.Context, pool *pgxpool.Pool, s LoadScenario, store s
 		}
 	}
 	return series, nil
+}
+
+// pgtsInterval is the pgts store's partition length: whole days as days
+// (aligned on days), else microseconds; a week when d is zero.
+func pgtsInterval(d time.Duration) partition.Interval {
+	switch {
+	case d == 0:
+		return partition.Interval{Days: 7}
+	case d%(24*time.Hour) == 0:
+		return partition.Interval{Days: int32(d / (24 * time.Hour))}
+	}
+	return partition.Interval{Micros: d.Microseconds()}
 }
 
 // timeSpan returns the first and last time of a generator's rows without
@@ -331,6 +377,7 @@ func runOne(ctx context.Context, pool *pgxpool.Pool, s LoadScenario, r *LoadRun)
 	if err := unpartitionedSizes(ctx, pool, r); err != nil {
 		return fmt.Errorf("measuring: %w", err)
 	}
+	r.StartRate, r.EndRate = TenthRates(r.Batches)
 	want := s.Batches * 10000
 	r.Verified = r.Rows == want
 	if r.Seconds > 0 {
@@ -450,6 +497,33 @@ func loadPgts(ctx context.Context, pool *pgxpool.Pool, s LoadScenario, g gen.Gen
 		return nil, fmt.Errorf("%d rows rejected", sum.Rejected)
 	}
 	return timings, nil
+}
+
+// TenthRates returns the rows/s of the first and of the last tenth of
+// the batches, ordered by start time: the rows of those batches over the
+// wall-clock span from the first one's start to the last one's end, so
+// batches of concurrent workers count once. Both are 0 with fewer than 10
+// batches.
+func TenthRates(batches []BatchTiming) (start, end float64) {
+	n := len(batches) / 10
+	if n == 0 {
+		return 0, 0
+	}
+	b := slices.Clone(batches)
+	slices.SortStableFunc(b, func(x, y BatchTiming) int { return cmp.Compare(x.StartMS, y.StartMS) })
+	rate := func(part []BatchTiming) float64 {
+		var rows int64
+		lo, hi := part[0].StartMS, part[0].StartMS
+		for _, t := range part {
+			rows += t.Rows
+			hi = max(hi, t.StartMS+t.DurationMS)
+		}
+		if hi <= lo {
+			return 0
+		}
+		return float64(rows) / ((hi - lo) / 1000)
+	}
+	return rate(b[:n]), rate(b[len(b)-n:])
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

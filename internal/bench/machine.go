@@ -5,12 +5,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -272,20 +274,38 @@ func (m *MemoryLimit) Attach(pid int) error {
 	return nil
 }
 
+// closeWait bounds how long Close waits for the cgroup to empty.
+const closeWait = 10 * time.Second
+
 // Close moves the processes back to the parent cgroup and removes the
-// cgroup, so the server outlives the benchmark without the limit.
+// cgroup, so the server outlives the benchmark without the limit. A
+// process forked inside the cgroup while the others are moved out (a
+// postmaster starting a backend) is moved by a later pass, and an exiting
+// process that still holds the cgroup busy is waited for, up to 10 s.
+// Closing a removed cgroup does nothing.
 func (m *MemoryLimit) Close() error {
-	b, err := os.ReadFile(filepath.Join(m.Dir, "cgroup.procs"))
-	if err != nil {
-		return fmt.Errorf("memory limit: %w", err)
+	deadline := time.Now().Add(closeWait)
+	for {
+		b, err := os.ReadFile(filepath.Join(m.Dir, "cgroup.procs"))
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("memory limit: %w", err)
+		}
+		procs := strings.Fields(string(b))
+		for _, p := range procs {
+			_ = os.WriteFile(filepath.Join(m.parent, "cgroup.procs"), []byte(p), 0) // exited processes leave by themselves
+		}
+		err = os.Remove(m.Dir)
+		if err == nil || errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("memory limit: removing %s (processes %v were in it): %w", m.Dir, procs, err)
+		}
+		time.Sleep(10 * time.Millisecond) // an exiting process leaves within milliseconds
 	}
-	for _, p := range strings.Fields(string(b)) {
-		_ = os.WriteFile(filepath.Join(m.parent, "cgroup.procs"), []byte(p), 0) // exited processes leave by themselves
-	}
-	if err := os.Remove(m.Dir); err != nil {
-		return fmt.Errorf("memory limit: removing %s: %w", m.Dir, err)
-	}
-	return nil
 }
 
 // childrenOf lists the processes whose parent is pid.

@@ -16,7 +16,6 @@ import (
 
 	"github.com/pgts/pgts/internal/bench"
 	"github.com/pgts/pgts/internal/embedded"
-	"github.com/pgts/pgts/internal/pg"
 )
 
 func newBenchCmd(a *app) *cobra.Command {
@@ -55,8 +54,9 @@ func splitList(s string) []string {
 }
 
 func newBenchLoadCmd(a *app) *cobra.Command {
-	var stores, loaders, workers, index, out, base, memoryLimit string
-	var width, repeat int
+	var stores, loaders, workers, index, out, base, memoryLimit, sharedBuffers string
+	var width, repeat, devices int
+	var interval time.Duration
 	var batches int64
 	var restart, markdown bool
 	cmd := &cobra.Command{
@@ -84,7 +84,7 @@ Loaders: psql-copy (the generator's text piped into one psql COPY),
 				return err
 			}
 			s := bench.LoadScenario{Stores: splitList(stores), Loaders: splitList(loaders), Workers: ws, Width: width,
-				Batches: batches, Index: index, Repeat: repeat, Logger: a.log}
+				Batches: batches, Index: index, Repeat: repeat, Logger: a.log, Devices: devices, Interval: interval}
 			if err := s.Validate(); err != nil {
 				return usagef("%v", err)
 			}
@@ -110,12 +110,16 @@ Loaders: psql-copy (the generator's text piped into one psql COPY),
 					return err
 				}
 			}
+			if sharedBuffers != "" && memoryLimit == "" {
+				return usagef("--shared-buffers goes with --memory-limit")
+			}
 			if memoryLimit != "" {
-				stop, err := a.limitServerMemory(ctx, memoryLimit, &s.BeforeRun)
+				limit, stop, err := a.limitServerMemory(ctx, memoryLimit, sharedBuffers, &s.BeforeRun)
 				if err != nil {
 					return err
 				}
 				defer stop()
+				s.MemoryLimit = limit
 			}
 			if out == "" {
 				out = filepath.Join("bench-results", time.Now().UTC().Format("20060102T150405Z"))
@@ -168,6 +172,9 @@ Loaders: psql-copy (the generator's text piped into one psql COPY),
 	f.StringVar(&base, "base", "", "the run ratios are relative to, as store/loader/workers (default: the first run)")
 	f.BoolVar(&markdown, "markdown", false, "print the table in Markdown")
 	f.StringVar(&memoryLimit, "memory-limit", "", "embedded cluster only: run the server under this memory limit (cgroup), e.g. 512MB")
+	f.StringVar(&sharedBuffers, "shared-buffers", "", "with --memory-limit: the server's shared_buffers for the run (default a sixth of the limit)")
+	f.IntVar(&devices, "devices", 0, "devices of the generated data, row n getting device 1 + n % N (0: the study's generator, 1,000 devices); with --index device,time one insertion point per device")
+	f.DurationVar(&interval, "pgts-interval", 7*24*time.Hour, "partition length of the pgts store, e.g. 1h or 168h")
 	return cmd
 }
 
@@ -286,53 +293,4 @@ and report how long one creation takes and the writer's batch latency
 	f.StringVar(&route, "route", "parent", "the writer COPYs into the parent or into a leaf partition")
 	f.BoolVar(&asJSON, "json", false, "print JSON")
 	return cmd
-}
-
-// limitServerMemory puts the embedded cluster's server under a memory
-// cgroup of the given size for the benchmark, re-attaching it before
-// every run (a --restart makes a new postmaster): it wraps *beforeRun, a
-// scenario's BeforeRun hook. stop removes the limit.
-func (a *app) limitServerMemory(ctx context.Context, size string, beforeRun *func(context.Context) error) (stop func(), err error) {
-	n, err := embedded.ParseSize(size)
-	if err != nil {
-		return nil, usagef("--memory-limit %q: %v", size, err)
-	}
-	choice, err := pg.Resolve(a.db, a.env.Getenv)
-	if err != nil {
-		return nil, err
-	}
-	if choice.Source != pg.SourceNone {
-		return nil, usagef("--memory-limit works only with the embedded cluster; the database comes from %s", choice.Source)
-	}
-	c, err := a.cluster()
-	if err != nil {
-		return nil, err
-	}
-	pid, err := bench.PostmasterPID(c.DataDir())
-	if err != nil {
-		return nil, err
-	}
-	lim, err := bench.NewMemoryLimit(n, pid)
-	if err != nil {
-		return nil, err
-	}
-	a.log.Info("server memory limited", "bytes", n, "cgroup", lim.Dir, "version", lim.Version)
-	prev := *beforeRun
-	*beforeRun = func(ctx context.Context) error {
-		if prev != nil {
-			if err := prev(ctx); err != nil {
-				return err
-			}
-		}
-		pid, err := bench.PostmasterPID(c.DataDir())
-		if err != nil {
-			return err
-		}
-		return lim.Attach(pid)
-	}
-	return func() {
-		if err := lim.Close(); err != nil {
-			a.log.Warn("removing the memory limit", "err", err)
-		}
-	}, nil
 }

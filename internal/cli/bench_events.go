@@ -9,13 +9,12 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pgts/pgts/internal/bench"
-	"github.com/pgts/pgts/internal/embedded"
 	"github.com/pgts/pgts/internal/report"
 )
 
 func newBenchEventsCmd(a *app) *cobra.Command {
 	s := bench.DefaultEventsScenario()
-	var stores, out, memoryLimit string
+	var stores, out, memoryLimit, sharedBuffers string
 	cmd := &cobra.Command{
 		Use:   "events",
 		Short: "Run a field report's event workload: 16 sessions, one row per transaction, 2 kB JSON documents",
@@ -61,15 +60,16 @@ to events.json in --out (never overwritten); ` + "`pgts report DIR`" + ` draws t
 			if s.ConnString, err = a.connString(ctx); err != nil {
 				return err
 			}
+			if sharedBuffers != "" && memoryLimit == "" {
+				return usagef("--shared-buffers goes with --memory-limit")
+			}
 			if memoryLimit != "" {
-				if s.MemoryLimit, err = embedded.ParseSize(memoryLimit); err != nil {
-					return usagef("--memory-limit %q: %v", memoryLimit, err)
-				}
-				stop, err := a.limitServerMemory(ctx, memoryLimit, &s.BeforeRun)
+				limit, stop, err := a.limitServerMemory(ctx, memoryLimit, sharedBuffers, &s.BeforeRun)
 				if err != nil {
 					return err
 				}
 				defer stop()
+				s.MemoryLimit = limit
 			}
 			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 				return fmt.Errorf("results directory: %w", err)
@@ -97,6 +97,7 @@ to events.json in --out (never overwritten); ` + "`pgts report DIR`" + ` draws t
 	f.Uint64Var(&s.Seed, "seed", s.Seed, "seed of the generated events")
 	f.DurationVar(&s.CheckpointTimeout, "checkpoint-timeout", 0, "set the server's checkpoint_timeout for the run (ALTER SYSTEM, superuser; reset afterwards); 0 keeps it")
 	f.StringVar(&memoryLimit, "memory-limit", "", "embedded cluster only: run the server under this memory limit (cgroup), e.g. 1GB")
+	f.StringVar(&sharedBuffers, "shared-buffers", "", "with --memory-limit: the server's shared_buffers for the run (default a sixth of the limit)")
 	f.StringVar(&out, "out", "", "results directory (default bench-results/<timestamp>)")
 	return cmd
 }

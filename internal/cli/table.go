@@ -67,6 +67,7 @@ func newTableCreateCmd(a *app) *cobra.Command {
 		retention, future, past, index                   string
 		noIndex                                          bool
 		indexOn                                          []string
+		expect                                           adviceFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "create NAME",
@@ -136,6 +137,9 @@ partition covers exactly one --interval as pgts aligns it.`,
 				return err
 			}
 			defer pool.Close()
+			if interval, err = expect.apply(ctx, a, pool, interval, cmd.Flags().Changed("interval"), indexOn, tcol); err != nil {
+				return err
+			}
 			iv, err := intervalFlag(ctx, pool, "interval", interval)
 			if err != nil {
 				return err
@@ -183,6 +187,7 @@ partition covers exactly one --interval as pgts aligns it.`,
 	f.StringVar(&index, "index", "btree", "index on the time column: btree, or brin for append-only data")
 	f.BoolVar(&noIndex, "no-index", false, "no index on the time column")
 	f.StringArrayVar(&indexOn, "index-on", nil, `an extra index, e.g. "device, time" (repeatable)`)
+	expect.register(f)
 	return cmd
 }
 

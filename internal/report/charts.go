@@ -118,7 +118,6 @@ const maxSeries = 12
 // per-batch timings.
 func batchSeries(srcs []Source) []batchRun {
 	var out []batchRun
-	multi := len(srcs) > 1
 	for _, src := range srcs {
 		if src.Load == nil {
 			continue
@@ -130,10 +129,7 @@ func batchSeries(srcs []Source) []batchRun {
 				continue
 			}
 			seen[k] = true
-			if multi {
-				k = src.Label + ":" + k
-			}
-			br := batchRun{name: k}
+			br := batchRun{name: runName(srcs, src, r)}
 			for _, b := range r.Batches {
 				if b.DurationMS <= 0 {
 					continue

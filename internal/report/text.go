@@ -121,6 +121,9 @@ func WriteText(w io.Writer, srcs []Source, base string) error {
 		if len(loads) > 1 {
 			sections = append(sections, func(w io.Writer) { writeLoadRelative(w, loads, lb) })
 		}
+		if hasDrift(srcs) {
+			sections = append(sections, func(w io.Writer) { writeLoadDrift(w, srcs) })
+		}
 	}
 	for _, s := range inserts {
 		sections = append(sections, func(w io.Writer) {
