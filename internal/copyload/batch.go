@@ -33,6 +33,7 @@ type batch struct {
 	srcs  []int32 // index into the loader's source names, per row
 	// digest is batchDigest's, for the ledger; set by the worker once.
 	digest []byte
+	bulk   *bulkPart // the bulk path's partition (bulk.go), nil on the live path
 }
 
 func (b *batch) rows() int { return len(b.ends) }
@@ -49,7 +50,7 @@ func (b *batch) rowRange(i, j int) []byte {
 func (b *batch) reset() {
 	b.enc.Reset()
 	b.ends, b.lines, b.srcs = b.ends[:0], b.lines[:0], b.srcs[:0]
-	b.seq, b.table, b.leaf, b.digest = 0, "", "", nil
+	b.seq, b.table, b.leaf, b.digest, b.bulk = 0, "", "", nil, nil
 }
 
 // copyReader streams rows [i, j) in the COPY format: binary needs its

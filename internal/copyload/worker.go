@@ -52,6 +52,7 @@ func (l *Loader) worker(ctx context.Context, id int) error {
 			l.release(b)
 			return err
 		}
+		l.bulkCommitted(b)
 		l.release(b)
 	}
 	return nil
