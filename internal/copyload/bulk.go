@@ -144,8 +144,11 @@ func (l *Loader) bulkStart(ctx context.Context) error {
 		return err
 	}
 	margin := l.cfg.BulkMargin
-	if margin == 0 {
+	switch {
+	case margin == 0:
 		margin = DefaultBulkMargin
+	case margin < 0:
+		margin = 0
 	}
 	l.bulk = &bulkState{indexes: idx, margin: margin, limit: max(2, l.cfg.Workers), ctx: ctx, parts: map[int64]*bulkPart{}}
 	return nil

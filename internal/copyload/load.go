@@ -75,7 +75,7 @@ type Config struct {
 	Logger  *slog.Logger
 
 	// Bulk loads partitions that do not exist yet and end before now −
-	// BulkMargin (0: DefaultBulkMargin) as standalone tables, indexed once
+	// BulkMargin (0: DefaultBulkMargin; negative: none) as standalone tables, indexed once
 	// and attached when their rows are in (bulk.go).
 	Bulk       bool
 	BulkMargin time.Duration
