@@ -94,14 +94,16 @@ Exit status: 0 all rows loaded; 3 the load completed with rejected rows
 completed load the partitions written are ANALYZEd.
 
 With --bulk, history loads faster: a partition that does not exist yet and
-ends before now - --bulk-margin is made as a standalone table, filled by all
-workers without index maintenance, indexed once, then attached (ATTACH takes
-SHARE UPDATE EXCLUSIVE on the table, which writers of other partitions do
-not wait for). Its rows are invisible until it is attached; an interrupted
-bulk load leaves it unattached, and rerunning it with the same --load-id
-finishes it. Partitions that exist, or are recent, load as usual. Tables
-with unique or exclusion constraints, foreign keys, triggers or hash
-sub-partitions are loaded as usual, with a notice.`,
+ends before now - --bulk-margin is made as a standalone table, filled
+without index maintenance, indexed once, then attached (ATTACH takes SHARE
+UPDATE EXCLUSIVE on the table, which writers of other partitions do not
+wait for). A partition of up to 1,000,000 rows is loaded by one worker in
+one transaction (COPY FREEZE; other workers load other partitions); a larger
+one by all workers, batch by batch. Its rows are invisible until it is
+attached; a larger partition interrupted stays unattached, and rerunning
+the load with the same --load-id finishes it. Partitions that exist, or are
+recent, load as usual. Tables with unique or exclusion constraints, foreign
+keys, triggers or hash sub-partitions are loaded as usual, with a notice.`,
 		Example: `  pgts load conditions data.csv --header
   zcat big.csv.gz | pgts load conditions - --columns time,device,temperature
   pgts load conditions part1.csv.zst part2.csv.zst --load-id nightly-2024-05-01 --workers 4
@@ -303,6 +305,10 @@ func runLoad(ctx context.Context, a *app, f loadFlags, table string, files []str
 	// nothing to sum up: the error says it all
 	if runErr == nil || sum.Read > 0 || sum.Skipped > 0 || errors.Is(runErr, context.Canceled) {
 		printLoadSummary(a, target, cfg, sum)
+	}
+	if bt := loader.BulkTimes(); bt.Partitions > 0 {
+		fmt.Fprintf(a.env.Stderr, "  bulk path: %d partitions attached; index builds %s, attaches %s\n", bt.Partitions,
+			bt.Index.Round(time.Millisecond), bt.Attach.Round(time.Millisecond))
 	}
 	if f.asJSON {
 		if err := writeJSON(a, sum); err != nil {

@@ -34,6 +34,9 @@ type batch struct {
 	// digest is batchDigest's, for the ledger; set by the worker once.
 	digest []byte
 	bulk   *bulkPart // the bulk path's partition (bulk.go), nil on the live path
+	// unit, on a carrier batch of its own (no rows), is a whole bulk
+	// partition sent in one transaction (bulkunit.go).
+	unit []*batch
 }
 
 func (b *batch) rows() int { return len(b.ends) }

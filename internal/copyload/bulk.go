@@ -17,43 +17,43 @@ import (
 
 // The bulk path (Config.Bulk) loads history: a partition that does not
 // exist yet and ends before now − BulkMargin is not created and attached
-// first (which makes every batch maintain the parent's indexes row by
-// row), but made as a standalone table, filled, indexed once, then
-// attached:
+// first (which makes every row maintain the parent's indexes as it
+// arrives), but filled as a standalone table, indexed once, then attached.
+// The router holds the batches of such a partition until it closes (the
+// input ended, or more than max(2, Workers) bulk partitions are open) or
+// outgrows BulkUnitRows:
 //
-//	router, first row of partition P (missing, old enough):
-//	  BEGIN; advisory lock (as partition.Manager); CREATE TABLE P (LIKE parent
-//	    INCLUDING DEFAULTS INCLUDING CONSTRAINTS ...); CHECK (bounds); COMMENT marker; COMMIT
-//	workers, every batch of P, in parallel, as on the live path:
-//	  BEGIN; COPY P (no index to maintain); ledger row; COMMIT
-//	P closed (end of input, or more than max(2, Workers) bulk partitions open)
-//	and its last batch committed; on a goroutine of its own:
-//	  BEGIN; CREATE INDEX ON P ... (each index of the parent, sorted builds);
-//	  advisory lock; ATTACH PARTITION P (matching indexes adopted, CHECK → no scan);
-//	  DROP CONSTRAINT bounds; COMMENT NULL; COMMIT
+//	closed within BulkUnitRows → one unit, one worker, one transaction
+//	  (bulkunit.go): CREATE TABLE; COPY ... FREEZE each batch with its
+//	  ledger row; CREATE INDEX; ATTACH; COMMIT
+//	larger → split: the table is made and committed (marked by its comment)
+//	  and its batches go to all the workers, each in its own transaction
+//	  with its ledger row as on the live path (no index to maintain); when
+//	  it is closed and its last batch committed, on a goroutine of its own:
+//	  BEGIN; CREATE INDEX ON P ... (each index of the parent); advisory lock;
+//	  ATTACH PARTITION (matching indexes adopted; the CHECK of the bounds
+//	  spares the scan); DROP CONSTRAINT; COMMENT NULL; COMMIT
 //
-// Exactly-once is the live path's: each batch commits with its ledger row,
-// so a partition of any size is split across all the workers. A run that
-// stops leaves P unattached, marked by its comment; the rerun with the same
-// load ID skips the committed batches, loads the rest into P and attaches
-// it. Rows the server refuses are isolated per batch (conflict.go), with
-// line and reason, as on the live path. Only the ATTACH touches the
-// parent: SHARE UPDATE EXCLUSIVE, which writers (ROW EXCLUSIVE) do not
-// conflict with, held from the ATTACH to the COMMIT (the index builds come
-// before it).
+// Several partitions load at once (units on different workers, the split
+// ones' batches on all). Exactly-once holds both ways: a unit commits its
+// partition and its ledger rows together; a split partition's batches
+// commit with their ledger rows, and a run that stops leaves the table
+// unattached and marked, which the rerun with the same load ID continues
+// (skipping the committed batches by digest) and attaches. Rows the server
+// refuses are isolated per batch (conflict.go) with line and reason: a
+// unit that meets one is rolled back and loaded split. Only the ATTACH
+// touches the parent: SHARE UPDATE EXCLUSIVE, which writers (ROW
+// EXCLUSIVE) do not conflict with, held from the ATTACH to the COMMIT
+// (the index builds come before it).
 //
-// The rows of P are invisible until P is attached: that is why the bulk
-// path is asked for (--bulk), not automatic, and only takes partitions that
-// end before now − BulkMargin, which live writers of current data do not
-// need. It is refused (with a warning; the live path loads) for tables
-// where loading without the parent's indexes and triggers would change the
-// result: unique or exclusion constraints (duplicates would be found only
-// by the index build, without their lines), foreign keys, row triggers,
-// hash sub-partitions, RouteParent.
-//
-// COPY FREEZE and the WAL skip of wal_level = minimal need the table to be
-// created in the COPY's own transaction, which a partition filled by
-// several workers and transactions is not; this path does without them.
+// The rows of a bulk partition are invisible until it is attached: that is
+// why the bulk path is asked for (--bulk), not automatic, and only takes
+// partitions ending before now − BulkMargin, which live writers of current
+// data do not need. It steps aside (with a warning; the live path loads)
+// for tables where loading without the parent's indexes and triggers would
+// change the result: unique or exclusion constraints (duplicates would be
+// found only by the index build, without their lines), foreign keys, row
+// triggers, hash sub-partitions, RouteParent.
 
 // bulkMarker is the comment of a bulk-loaded partition until it is
 // attached: a rerun continues a table that carries it, and refuses to
@@ -64,11 +64,17 @@ const bulkMarker = "pgts: bulk load in progress; attached when its load complete
 // bulk path to take it.
 const DefaultBulkMargin = time.Hour
 
+// DefaultBulkUnitRows is the size of the largest partition loaded as one
+// unit: its batches are held in memory until it is sent (about 80 MB for
+// the conditions rows of width 5).
+const DefaultBulkUnitRows = 1_000_000
+
 // bulkState is the bulk path's state for one Run.
 type bulkState struct {
 	indexes []bulkIndex // the parent's indexes, to build on each partition
 	margin  time.Duration
 	limit   int // bulk partitions open at once (router)
+	unit    int // rows of the largest partition sent as one unit
 
 	ctx context.Context // for the finishing goroutines
 	fin errgroup.Group
@@ -87,6 +93,12 @@ type bulkIndex struct{ head, tail string }
 type bulkPart struct {
 	lo, hi      int64
 	name, table string // partition name; quoted qualified name
+	// Router only: while pending, the partition's batches are held (not
+	// sent) until it closes (one unit, bulkunit.go) or outgrows
+	// BulkUnitRows (split: the table is made and they go to the queue).
+	pending  bool
+	held     []*batch
+	heldRows int
 	// guarded by bulkState.mu
 	outstanding int  // batches queued and not yet committed
 	closed      bool // the router sends it no more batches
@@ -150,7 +162,11 @@ func (l *Loader) bulkStart(ctx context.Context) error {
 	case margin < 0:
 		margin = 0
 	}
-	l.bulk = &bulkState{indexes: idx, margin: margin, limit: max(2, l.cfg.Workers), ctx: ctx, parts: map[int64]*bulkPart{}}
+	unit := l.cfg.BulkUnitRows
+	if unit == 0 {
+		unit = DefaultBulkUnitRows
+	}
+	l.bulk = &bulkState{indexes: idx, margin: margin, limit: max(2, l.cfg.Workers), unit: unit, ctx: ctx, parts: map[int64]*bulkPart{}}
 	return nil
 }
 
@@ -240,56 +256,30 @@ func (r *router) bulkOpen(ctx context.Context, lo, hi int64) (bool, error) {
 		return false, err
 	}
 	leaf := pg.QuoteQualified(t.Schema, name)
-	start := time.Now()
-	created := false
-	err = pgx.BeginFunc(ctx, l.pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1, hashtext($2))`, catalog.LockKey, t.String()); err != nil {
-			return err
-		}
-		var isPart *bool
-		var comment *string
-		err := tx.QueryRow(ctx, `SELECT c.relispartition, obj_description(c.oid, 'pg_class') FROM pg_class c WHERE c.oid = to_regclass($1)`,
-			leaf).Scan(&isPart, &comment)
-		switch {
-		case err == pgx.ErrNoRows:
-		case err != nil:
-			return err
-		case *isPart:
-			return errAttached
-		case comment != nil && *comment == bulkMarker:
-			return nil // left by an earlier run: continue it
-		default:
-			return fmt.Errorf("table %s exists and is not a partition of %s: rename or drop it to load rows of [%s, %s)",
-				leaf, t, partition.FormatMicros(lo), partition.FormatMicros(hi))
-		}
-		col := pg.QuoteIdent(t.TimeColumn)
-		ddl := fmt.Sprintf(`CREATE TABLE %s (LIKE %s INCLUDING DEFAULTS INCLUDING CONSTRAINTS INCLUDING STORAGE INCLUDING COMMENTS);
-			ALTER TABLE %s ADD CONSTRAINT %s CHECK (%s IS NOT NULL AND %s >= %s AND %s < %s);
-			COMMENT ON TABLE %s IS %s`,
-			leaf, t.Qualified(), leaf, boundsConstraint(name), col, col, partition.BoundLiteral(t.TimeType, lo),
-			col, partition.BoundLiteral(t.TimeType, hi), leaf, pg.QuoteLiteral(bulkMarker))
-		if _, err := tx.Exec(ctx, ddl, pgx.QueryExecModeSimpleProtocol); err != nil {
-			return fmt.Errorf("creating partition %q of %s for the bulk path: %w", name, t, err)
-		}
-		created = true
-		return nil
-	})
-	if err == errAttached {
+	var isPart *bool
+	var comment *string
+	err = l.pool.QueryRow(ctx, `SELECT c.relispartition, obj_description(c.oid, 'pg_class') FROM pg_class c WHERE c.oid = to_regclass($1)`,
+		leaf).Scan(&isPart, &comment)
+	pending := false
+	switch {
+	case err == pgx.ErrNoRows:
+		pending = true
+	case err != nil:
+		return false, fmt.Errorf("looking for partition %q of %s: %w", name, t, err)
+	case *isPart:
 		return false, nil
-	}
-	if err != nil {
-		return false, err
-	}
-	if created {
-		l.created.Add(1)
+	case comment != nil && *comment == bulkMarker:
+		// left unattached by an earlier run: continue it
+	default:
+		return false, fmt.Errorf("table %s exists and is not a partition of %s: rename or drop it to load rows of [%s, %s)",
+			leaf, t, partition.FormatMicros(lo), partition.FormatMicros(hi))
 	}
 	b := l.bulk
-	p := &bulkPart{lo: lo, hi: hi, name: name, table: leaf, done: make(chan struct{})}
+	p := &bulkPart{lo: lo, hi: hi, name: name, table: leaf, pending: pending, done: make(chan struct{})}
 	b.mu.Lock()
 	b.parts[lo] = p
-	b.times.Create += time.Since(start)
 	b.mu.Unlock()
-	l.log.Debug("bulk path: partition opened", "partition", name, "created", created, "took", time.Since(start))
+	l.log.Debug("bulk path: partition opened", "partition", name, "resumed", !pending)
 	for len(b.open) >= b.limit {
 		if err := r.bulkClose(ctx, b.open[0]); err != nil {
 			return false, err
@@ -299,7 +289,68 @@ func (r *router) bulkOpen(ctx context.Context, lo, hi int64) (bool, error) {
 	return true, nil
 }
 
-var errAttached = fmt.Errorf("the partition is attached")
+// createSQL makes p a standalone table like the parent, with the CHECK
+// constraint of its bounds.
+func (l *Loader) createSQL(p *bulkPart) string {
+	t := l.target.Series
+	col := pg.QuoteIdent(t.TimeColumn)
+	return fmt.Sprintf(`CREATE TABLE %s (LIKE %s INCLUDING DEFAULTS INCLUDING CONSTRAINTS INCLUDING STORAGE INCLUDING COMMENTS);
+		ALTER TABLE %s ADD CONSTRAINT %s CHECK (%s IS NOT NULL AND %s >= %s AND %s < %s)`,
+		p.table, t.Qualified(), p.table, boundsConstraint(p.name), col, col, partition.BoundLiteral(t.TimeType, p.lo),
+		col, partition.BoundLiteral(t.TimeType, p.hi))
+}
+
+// bulkCreate makes p's table, marked, in a transaction of its own, for
+// the split path.
+func (l *Loader) bulkCreate(ctx context.Context, p *bulkPart) error {
+	start := time.Now()
+	sql := l.createSQL(p) + ";\nCOMMENT ON TABLE " + p.table + " IS " + pg.QuoteLiteral(bulkMarker)
+	err := pgx.BeginFunc(ctx, l.pool, func(tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, sql, pgx.QueryExecModeSimpleProtocol)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("creating partition %q of %s for the bulk path: %w", p.name, l.target.Series, err)
+	}
+	l.created.Add(1)
+	l.bulk.mu.Lock()
+	l.bulk.times.Create += time.Since(start)
+	l.bulk.mu.Unlock()
+	return nil
+}
+
+// bulkHold keeps a numbered batch of a pending partition instead of
+// queueing it; when the partition outgrows a unit, it is split: its table
+// is made and its batches queued. Router only.
+func (r *router) bulkHold(ctx context.Context, b *batch) (bool, error) {
+	p := b.bulk
+	if p == nil || !p.pending {
+		return false, nil
+	}
+	p.held = append(p.held, b)
+	p.heldRows += b.rows()
+	if p.heldRows <= r.l.bulk.unit {
+		return true, nil
+	}
+	if err := r.l.bulkCreate(ctx, p); err != nil {
+		return true, err
+	}
+	p.pending = false
+	held := p.held
+	p.held = nil
+	for i, h := range held {
+		r.l.bulkQueued(h)
+		select {
+		case r.l.queue <- h:
+		case <-ctx.Done():
+			for _, x := range held[i:] {
+				r.l.release(x)
+			}
+			return true, ctx.Err()
+		}
+	}
+	return true, nil
+}
 
 // boundsConstraint names the CHECK that lets ATTACH skip its scan, as
 // partition.Manager names it.
@@ -366,8 +417,13 @@ func (r *router) bulkClose(ctx context.Context, p *bulkPart) error {
 	}
 	bs.mu.Lock()
 	p.closed = true
-	r.l.bulkMaybeFinish(p)
+	if !p.pending {
+		r.l.bulkMaybeFinish(p)
+	}
 	bs.mu.Unlock()
+	if p.pending {
+		return r.bulkSendUnit(ctx, p)
+	}
 	return nil
 }
 
@@ -452,9 +508,24 @@ func (l *Loader) bulkFinish(ctx context.Context, p *bulkPart) error {
 		// path's retry made it again): its indexes came with the ATTACH.
 		return nil
 	}
+	t1, err := l.indexAndAttach(ctx, tx, p)
+	if err != nil {
+		return err
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return fmt.Errorf("attaching partition %q to %s: %w", p.name, t, err)
+	}
+	l.attached(p, t0, t1, "split")
+	return nil
+}
+
+// indexAndAttach builds p's indexes and attaches it, in tx; it returns
+// when the index builds ended.
+func (l *Loader) indexAndAttach(ctx context.Context, tx pgx.Tx, p *bulkPart) (time.Time, error) {
+	t := l.target.Series
 	for _, ix := range l.bulk.indexes {
 		if _, err := tx.Exec(ctx, ix.head+p.table+ix.tail); err != nil {
-			return fmt.Errorf("building the indexes of partition %q: %w", p.name, err)
+			return time.Time{}, fmt.Errorf("building the indexes of partition %q: %w", p.name, err)
 		}
 	}
 	t1 := time.Now()
@@ -465,18 +536,20 @@ func (l *Loader) bulkFinish(ctx context.Context, p *bulkPart) error {
 		COMMENT ON TABLE %s IS NULL`,
 		catalog.LockKey, pg.QuoteLiteral(t.String()), t.Qualified(), p.table, lo, hi, p.table, boundsConstraint(p.name), p.table)
 	if _, err := tx.Exec(ctx, ddl, pgx.QueryExecModeSimpleProtocol); err != nil {
-		return fmt.Errorf("attaching partition %q to %s: %w", p.name, t, err)
+		return time.Time{}, fmt.Errorf("attaching partition %q to %s: %w", p.name, t, err)
 	}
-	if err := tx.Commit(ctx); err != nil {
-		return fmt.Errorf("attaching partition %q to %s: %w", p.name, t, err)
-	}
+	return t1, nil
+}
+
+// attached records the timings of a partition attached at now whose
+// index builds ran from t0 to t1.
+func (l *Loader) attached(p *bulkPart, t0, t1 time.Time, how string) {
 	t2 := time.Now()
 	l.bulk.mu.Lock()
 	l.bulk.times.Partitions++
 	l.bulk.times.Index += t1.Sub(t0)
 	l.bulk.times.Attach += t2.Sub(t1)
 	l.bulk.mu.Unlock()
-	l.log.Info("bulk path: partition attached", "partition", p.name, "index_build", t1.Sub(t0).Round(time.Millisecond),
+	l.log.Info("bulk path: partition attached", "partition", p.name, "as", how, "index_build", t1.Sub(t0).Round(time.Millisecond),
 		"attach", t2.Sub(t1).Round(time.Millisecond))
-	return nil
 }

@@ -25,10 +25,15 @@ import (
 // (device, time) index) in the database at url.
 func hourly(t *testing.T, url string) (*pgxpool.Pool, *partition.Manager, *Target) {
 	t.Helper()
+	return seriesTable(t, url, partition.Interval{Micros: 3600e6})
+}
+
+func seriesTable(t *testing.T, url string, iv partition.Interval) (*pgxpool.Pool, *partition.Manager, *Target) {
+	t.Helper()
 	ctx := context.Background()
 	pool := pgtest.PoolFor(t, url)
 	m := partition.NewManager(pool, nil, time.Now)
-	spec := partition.CreateSpec{Name: "conditions", TimeColumn: "time", Interval: partition.Interval{Micros: 3600e6}, Premake: 1,
+	spec := partition.CreateSpec{Name: "conditions", TimeColumn: "time", Interval: iv, Premake: 1,
 		Columns:      "time timestamptz not null, device integer not null, data1 float8, data2 float8, data3 float8, data4 float8, data5 float8",
 		ExtraIndexes: []string{"device, time"}}
 	if _, err := m.Create(ctx, spec); err != nil {
@@ -114,11 +119,12 @@ func deref(s *string) string {
 func TestBulkEqualsLive(t *testing.T) {
 	ctx := context.Background()
 	const batches = 300 // 300,000 rows over 5 hours
-	var states [2]string
-	for i, bulk := range []bool{false, true} {
+	var states [3]string
+	for i, unitRows := range []int{0, DefaultBulkUnitRows, 20000} { // live, one transaction per partition, split
+		bulk := unitRows > 0
 		pool, m, target := hourly(t, pgtest.DB(t))
 		cfg := bulkConfig(2)
-		cfg.Bulk, cfg.LoadID, cfg.Fingerprint = bulk, "same", "fp"
+		cfg.Bulk, cfg.BulkUnitRows, cfg.LoadID, cfg.Fingerprint = bulk, unitRows, "same", "fp"
 		l, err := New(pool, m, target, cfg)
 		if err != nil {
 			t.Fatal(err)
@@ -139,8 +145,10 @@ func TestBulkEqualsLive(t *testing.T) {
 		}
 		states[i] = tableState(t, pool, "conditions_p1970%")
 	}
-	if states[0] != states[1] {
-		t.Fatalf("live and bulk loads differ:\nlive:\n%s\nbulk:\n%s", states[0], states[1])
+	for i, how := range []string{"", "one transaction per partition", "split"} {
+		if i > 0 && states[0] != states[i] {
+			t.Fatalf("live and bulk (%s) loads differ:\nlive:\n%s\nbulk:\n%s", how, states[0], states[i])
+		}
 	}
 	if !strings.Contains(states[1], "conditions_p19700101_04") || strings.Contains(states[1], "bulk load") {
 		t.Fatalf("unexpected state:\n%s", states[1])
@@ -148,18 +156,28 @@ func TestBulkEqualsLive(t *testing.T) {
 }
 
 // TestBulkInterruptThenResume interrupts a bulk load across several
-// partitions (some attached, one unattached, some not made yet) and
-// resumes it: every row once, every partition attached.
+// partitions (split: some attached, one unattached, some not made yet;
+// units: whole partitions attached, the others missing) and resumes it:
+// every row once, every partition attached.
 func TestBulkInterruptThenResume(t *testing.T) {
+	// Hourly partitions of 12 batches: at the 37th, partitions 0 and 1
+	// are full, 2 is being filled.
+	t.Run("split", func(t *testing.T) { testBulkInterruptThenResume(t, 20000, partition.Interval{Micros: 3600e6}, 37) })
+	// 10-minute partitions of 2 batches, 30 of them: the router waits for
+	// the workers long before the end.
+	t.Run("units", func(t *testing.T) { testBulkInterruptThenResume(t, 0, partition.Interval{Micros: 600e6}, 5) })
+}
+
+func testBulkInterruptThenResume(t *testing.T, unitRows int, iv partition.Interval, stopAt int64) {
 	ctx := context.Background()
 	url := pgtest.DB(t)
-	pool, m, target := hourly(t, url)
+	pool, m, target := seriesTable(t, url, iv)
 	cctx, cancel := context.WithCancel(ctx)
 	cfg := bulkConfig(2)
-	cfg.LoadID, cfg.Fingerprint = "bulk-resume", "fp"
+	cfg.LoadID, cfg.Fingerprint, cfg.BulkUnitRows = "bulk-resume", "fp", unitRows
 	var batches atomic.Int64
 	cfg.OnBatch = func(BatchInfo) {
-		if batches.Add(1) == 37 { // partitions 0 and 1 are full, 2 is being filled
+		if batches.Add(1) == stopAt {
 			cancel()
 		}
 	}
@@ -168,7 +186,7 @@ func TestBulkInterruptThenResume(t *testing.T) {
 		t.Fatal(err)
 	}
 	sum, err := l.Run(cctx, &GenSource{Name: "conditions", Gen: hourlyRows(t, 300)})
-	if !errors.Is(err, context.Canceled) || sum.Loaded < 37*5000 || sum.Loaded >= 300_000 {
+	if !errors.Is(err, context.Canceled) || sum.Loaded < stopAt*5000 || sum.Loaded >= 300_000 {
 		t.Fatalf("first run: %+v, %v", sum, err)
 	}
 	var visible, unattached int64
@@ -176,8 +194,11 @@ func TestBulkInterruptThenResume(t *testing.T) {
 		(SELECT count(*) FROM pg_class WHERE obj_description(oid, 'pg_class') = $1)`, bulkMarker).Scan(&visible, &unattached); err != nil {
 		t.Fatal(err)
 	}
-	if visible >= sum.Loaded || unattached == 0 {
+	switch {
+	case unitRows > 0 && (visible >= sum.Loaded || unattached == 0):
 		t.Fatalf("after the interrupt: %d rows visible of %d committed, %d unattached tables; want the rows of the open partition hidden", visible, sum.Loaded, unattached)
+	case unitRows == 0 && (visible != sum.Loaded || unattached != 0):
+		t.Fatalf("after the interrupt: %d rows visible of %d committed, %d unattached tables; want whole partitions attached", visible, sum.Loaded, unattached)
 	}
 	cfg.OnBatch = nil
 	l, _ = New(pool, m, target, cfg)
@@ -341,6 +362,11 @@ func TestBulkRejects(t *testing.T) {
 // the load waits for a lock held by that writer, and the writer goes on
 // writing and commits.
 func TestBulkConcurrentWriter(t *testing.T) {
+	t.Run("units", func(t *testing.T) { testBulkConcurrentWriter(t, 0) })
+	t.Run("split", func(t *testing.T) { testBulkConcurrentWriter(t, 20000) })
+}
+
+func testBulkConcurrentWriter(t *testing.T, unitRows int) {
 	ctx := context.Background()
 	url := pgtest.DB(t)
 	pool, m, target := hourly(t, url)
@@ -354,7 +380,9 @@ func TestBulkConcurrentWriter(t *testing.T) {
 	if err := tx.QueryRow(ctx, `INSERT INTO conditions (time, device) VALUES (now(), 1) RETURNING pg_backend_pid()`).Scan(&writerPID); err != nil {
 		t.Fatal(err)
 	}
-	l, err := New(pool, m, target, bulkConfig(2))
+	cfg := bulkConfig(2)
+	cfg.BulkUnitRows = unitRows
+	l, err := New(pool, m, target, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

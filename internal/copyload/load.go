@@ -79,6 +79,10 @@ type Config struct {
 	// and attached when their rows are in (bulk.go).
 	Bulk       bool
 	BulkMargin time.Duration
+	// BulkUnitRows: a bulk partition of at most this many rows (0:
+	// DefaultBulkUnitRows) is loaded by one worker in one transaction
+	// (COPY FREEZE into the table made in it); a larger one by all.
+	BulkUnitRows int
 }
 
 // RetryPolicy bounds retries of batches that failed for transient reasons

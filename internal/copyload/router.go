@@ -135,6 +135,9 @@ func (r *router) send(ctx context.Context, i int) error {
 		r.l.release(b)
 		return nil
 	}
+	if held, err := r.bulkHold(ctx, b); held || err != nil {
+		return err
+	}
 	r.l.bulkQueued(b)
 	select {
 	case r.l.queue <- b:
