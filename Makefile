@@ -60,12 +60,15 @@ bench-load: deps build
 
 # bench-bulk: pgts load --bulk beside the live path (pgts-binary) and the
 # server's own ceiling (server-copy: binary files the server reads itself)
-# on the same conditions rows (10 M), REPEAT interleaved repeats.
+# on the same conditions rows (10 M, one weekly partition: split across the
+# workers), REPEAT interleaved repeats; then live against --bulk into
+# 1-hour partitions (each loaded as one unit, one transaction).
 BULK_WORKERS ?= 2
 bench-bulk: deps build
 	@mkdir -p bench-results
 	$(BIN) bench load --stores pgts --loaders pgts-binary,pgts-bulk,server-copy --workers $(BULK_WORKERS) \
 		--batches $(BATCHES) --index time --repeat $(REPEAT) --markdown --out bench-results/$(STAMP)-bulk | tee bench-results/bulk.md
+	BIN=$(BIN) BATCHES=$(BATCHES) REPEAT=$(REPEAT) WORKERS=$(BULK_WORKERS) scripts/bench-bulk-units.sh | tee bench-results/bulk-units.md
 
 # bench-insert: the insert benchmark's steps (iibench) on a plain table and
 # on a pgts series table, a few minutes on a small machine; the report
