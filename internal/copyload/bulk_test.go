@@ -144,6 +144,20 @@ func TestBulkEqualsLive(t *testing.T) {
 			t.Fatalf("bulk=%v: the table shows %d rows (%v)", bulk, visible, err)
 		}
 		states[i] = tableState(t, pool, "conditions_p1970%")
+		// One transaction per partition writes its rows frozen (COPY
+		// FREEZE): every page all-frozen in the visibility map; the live
+		// and split paths leave that to VACUUM.
+		var pages, frozen int64
+		if _, err := pool.Exec(ctx, `CREATE EXTENSION IF NOT EXISTS pg_visibility`); err != nil {
+			t.Fatal(err)
+		}
+		if err := pool.QueryRow(ctx, `SELECT sum(c.relpages), sum((SELECT all_frozen FROM pg_visibility_map_summary(c.oid)))
+			FROM pg_class c WHERE c.relname LIKE 'conditions_p1970%' AND c.relkind = 'r'`).Scan(&pages, &frozen); err != nil {
+			t.Fatal(err)
+		}
+		if wantFrozen := unitRows == DefaultBulkUnitRows; pages == 0 || (frozen == pages) != wantFrozen || (frozen == 0) == wantFrozen {
+			t.Fatalf("unit rows %d: %d of %d pages all-frozen", unitRows, frozen, pages)
+		}
 	}
 	for i, how := range []string{"", "one transaction per partition", "split"} {
 		if i > 0 && states[0] != states[i] {
