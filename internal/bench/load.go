@@ -434,8 +434,9 @@ func loadPsql(ctx context.Context, s LoadScenario, g gen.Generator, batched bool
 
 // loadPgts runs pgts' loader in-process.
 // loadPgts runs pgts' loader in-process: pgts-text (text COPY into the
-// leaf partitions), pgts-binary (binary COPY into the leaf partitions) or
-// pgts-parent (binary COPY into the parent, routed by the server).
+// leaf partitions), pgts-binary (binary COPY into the leaf partitions),
+// pgts-parent (binary COPY into the parent, routed by the server) or
+// pgts-bulk (pgts load --bulk; its phases: index builds and attaches).
 func loadPgts(ctx context.Context, pool *pgxpool.Pool, s LoadScenario, g gen.Generator, loader string, workers int, start time.Time) ([]BatchTiming, map[string]float64, error) {
 	m := partition.NewManager(pool, s.Logger, time.Now)
 	target, err := copyload.LookupTarget(ctx, pool, m, benchTable)
