@@ -365,7 +365,7 @@ func boundsConstraint(name string) string {
 // when its partition is open on the bulk path. A batch of a partition the
 // bulk path closed waits for its attach and then goes the live way.
 // Router only.
-func (r *router) bulkAssign(b *batch) error {
+func (r *router) bulkAssign(ctx context.Context, b *batch) error {
 	bs := r.l.bulk
 	if bs == nil {
 		return nil
@@ -377,7 +377,11 @@ func (r *router) bulkAssign(b *batch) error {
 		return nil
 	}
 	if p.closed {
-		<-p.done
+		select {
+		case <-p.done:
+		case <-ctx.Done(): // a worker failed (the finish will not come) or the load was interrupted
+			return ctx.Err()
+		}
 		if p.err != nil {
 			return p.err
 		}

@@ -440,3 +440,50 @@ func testBulkConcurrentWriter(t *testing.T, unitRows int) {
 	}
 	checkAllAttached(t, pool, 180_002)
 }
+
+// TestBulkWorkerFailsWhileRouterWaits: the router waits for the attach of
+// a split partition it closed before it sends that partition more rows
+// live; when a worker fails on a batch of that partition (here: more
+// rejects than allowed), the attach never comes, and the load must end
+// with the worker's error instead of waiting forever.
+func TestBulkWorkerFailsWhileRouterWaits(t *testing.T) {
+	ctx := context.Background()
+	pool := pgtest.Pool(t)
+	m := partition.NewManager(pool, nil, time.Now)
+	spec := partition.CreateSpec{Name: "conditions", TimeColumn: "time", Interval: partition.Interval{Micros: 3600e6},
+		Columns: "time timestamptz not null, device int not null, v float8 CHECK (v <> 13)"}
+	if _, err := m.Create(ctx, spec); err != nil {
+		t.Fatal(err)
+	}
+	var in strings.Builder
+	row := func(hour, i int, v int) { fmt.Fprintf(&in, "2020-01-01 %02d:%02d:%02d+00,1,%d\n", hour, i/60, i%60, v) }
+	for i := 0; i < 300; i++ { // hour 0: split (more than 100 rows); its last batch has a refused row
+		v := 1
+		if i == 290 {
+			v = 13
+		}
+		row(0, i, v)
+	}
+	for i := 0; i < 10; i++ { // hours 1 and 2: opening hour 2 closes hour 0
+		row(1, i, 1)
+		row(2, i, 1)
+	}
+	for i := 300; i < 310; i++ { // hour 0 again: the router waits for its attach
+		row(0, i, 1)
+	}
+	cfg := testConfig(1)
+	cfg.BatchRows, cfg.Bulk, cfg.BulkUnitRows, cfg.MaxRejects = 50, true, 100, 0
+	done := make(chan error, 1)
+	go func() {
+		_, _, err := loadCSV(t, pool, m, "conditions", in.String(), cfg)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if !errors.Is(err, ErrTooManyRejects) {
+			t.Fatalf("err = %v, want too many rejects", err)
+		}
+	case <-time.After(time.Minute): // liveness, not speed: the load ends at once when it does not hang
+		t.Fatal("the load hangs: the router waits for an attach that cannot come")
+	}
+}

@@ -85,7 +85,7 @@ func (r *router) batchFor(ctx context.Context, micros int64) (*batch, error) {
 		}
 		b.leaf = name
 		b.table = pg.QuoteQualified(r.series.Schema, name)
-		if err := r.bulkAssign(b); err != nil {
+		if err := r.bulkAssign(ctx, b); err != nil {
 			r.l.release(b)
 			return nil, err
 		}
