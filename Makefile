@@ -6,7 +6,7 @@ BIN     := bin/pgts
 VERSION := $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X github.com/pgts/pgts/internal/cli.Version=$(VERSION)
 
-.PHONY: all build deps test-deps demo test fmt-check vet parity bench-load bench-insert bench-partition bench-serve bench-events bench-memory clean
+.PHONY: all build deps test-deps demo test fmt-check vet parity bench-load bench-bulk bench-insert bench-partition bench-serve bench-events bench-memory clean
 
 all: build
 
@@ -57,6 +57,18 @@ bench-load: deps build
 	$(BIN) bench load --stores pgts --loaders psql-copy,pgts-binary --workers 1,$$(nproc) \
 		--batches $(BATCHES) --index both --repeat $(REPEAT) --markdown --out bench-results/$(STAMP)-load-both | tee bench-results/load-both.md
 	$(BIN) report bench-results/$(STAMP)-load-time bench-results/$(STAMP)-load-both
+
+# bench-bulk: pgts load --bulk beside the live path (pgts-binary) and the
+# server's own ceiling (server-copy: binary files the server reads itself)
+# on the same conditions rows (10 M, one weekly partition: split across the
+# workers), REPEAT interleaved repeats; then live against --bulk into
+# 1-hour partitions (each loaded as one unit, one transaction).
+BULK_WORKERS ?= 2
+bench-bulk: deps build
+	@mkdir -p bench-results
+	$(BIN) bench load --stores pgts --loaders pgts-binary,pgts-bulk,server-copy --workers $(BULK_WORKERS) \
+		--batches $(BATCHES) --index time --repeat $(REPEAT) --markdown --out bench-results/$(STAMP)-bulk | tee bench-results/bulk.md
+	BIN=$(BIN) BATCHES=$(BATCHES) REPEAT=$(REPEAT) WORKERS=$(BULK_WORKERS) scripts/bench-bulk-units.sh | tee bench-results/bulk-units.md
 
 # bench-insert: the insert benchmark's steps (iibench) on a plain table and
 # on a pgts series table, a few minutes on a small machine; the report

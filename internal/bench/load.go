@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
 	"os/exec"
 	"regexp"
 	"slices"
@@ -26,7 +27,7 @@ import (
 // Stores and loaders of the loading benchmark.
 var (
 	Stores  = []string{"plain", "monthly", "weekly", "pgts", "timescaledb"}
-	Loaders = []string{"psql-copy", "psql-pipe", "pgts-text", "pgts-binary", "pgts-parent", "insert"}
+	Loaders = []string{"psql-copy", "psql-pipe", "pgts-text", "pgts-binary", "pgts-parent", "pgts-bulk", "insert", "server-copy"}
 )
 
 // LoadScenario is the loading study, generalised: every store × loader ×
@@ -139,6 +140,9 @@ type LoadRun struct {
 	// (fewer than 10 batches).
 	StartRate float64 `json:"start_rows_per_second,omitempty"`
 	EndRate   float64 `json:"end_rows_per_second,omitempty"`
+	// Phases are seconds spent in steps of the loader besides its COPYs
+	// (pgts-bulk: index builds and attaches, summed over partitions).
+	Phases map[string]float64 `json:"phases,omitempty"`
 }
 
 // RunLoad runs the scenario; results come back in run order. A run that
@@ -344,6 +348,16 @@ func runOne(ctx context.Context, pool *pgxpool.Pool, s LoadScenario, r *LoadRun)
 		return err
 	}
 	g, _ = conditionsGen(s)
+	var serverFiles [][]serverCopyFile
+	if r.Loader == "server-copy" {
+		// Written before the clock starts: the server alone is measured.
+		var dir string
+		serverFiles, dir, err = serverCopyFiles(ctx, pool, r.Store, g, r.Workers)
+		defer os.RemoveAll(dir)
+		if err != nil {
+			return err
+		}
+	}
 	srv0, cli0 := ServerTimes(postmaster), SelfTimes()
 	start := time.Now()
 	switch r.Loader {
@@ -351,8 +365,10 @@ func runOne(ctx context.Context, pool *pgxpool.Pool, s LoadScenario, r *LoadRun)
 		r.Batches, err = loadPsql(ctx, s, g, false)
 	case "psql-pipe":
 		r.Batches, err = loadPsql(ctx, s, g, true)
-	case "pgts-text", "pgts-binary", "pgts-parent":
-		r.Batches, err = loadPgts(ctx, pool, s, g, r.Loader, r.Workers, start)
+	case "pgts-text", "pgts-binary", "pgts-parent", "pgts-bulk":
+		r.Batches, r.Phases, err = loadPgts(ctx, pool, s, g, r.Loader, r.Workers, start)
+	case "server-copy":
+		r.Batches, err = loadServerCopy(ctx, pool, serverFiles, start)
 	case "insert":
 		r.Batches, err = loadInsert(ctx, pool, s, g, r.Workers, start)
 	}
@@ -465,16 +481,17 @@ func loadPsql(ctx context.Context, s LoadScenario, g gen.Generator, batched bool
 
 // loadPgts runs pgts' loader in-process.
 // loadPgts runs pgts' loader in-process: pgts-text (text COPY into the
-// leaf partitions), pgts-binary (binary COPY into the leaf partitions) or
-// pgts-parent (binary COPY into the parent, routed by the server).
-func loadPgts(ctx context.Context, pool *pgxpool.Pool, s LoadScenario, g gen.Generator, loader string, workers int, start time.Time) ([]BatchTiming, error) {
+// leaf partitions), pgts-binary (binary COPY into the leaf partitions),
+// pgts-parent (binary COPY into the parent, routed by the server) or
+// pgts-bulk (pgts load --bulk; its phases: index builds and attaches).
+func loadPgts(ctx context.Context, pool *pgxpool.Pool, s LoadScenario, g gen.Generator, loader string, workers int, start time.Time) ([]BatchTiming, map[string]float64, error) {
 	m := partition.NewManager(pool, s.Logger, time.Now)
 	target, err := copyload.LookupTarget(ctx, pool, m, benchTable)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	cfg := copyload.DefaultConfig()
-	cfg.Workers, cfg.Text = workers, loader == "pgts-text"
+	cfg.Workers, cfg.Text, cfg.Bulk = workers, loader == "pgts-text", loader == "pgts-bulk"
 	if loader == "pgts-parent" {
 		cfg.Route = copyload.RouteParent
 	}
@@ -487,16 +504,21 @@ func loadPgts(ctx context.Context, pool *pgxpool.Pool, s LoadScenario, g gen.Gen
 	}
 	l, err := copyload.New(pool, m, target, cfg)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	sum, err := l.Run(ctx, &copyload.GenSource{Name: "conditions", Gen: g})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if sum.Rejected > 0 {
-		return nil, fmt.Errorf("%d rows rejected", sum.Rejected)
+		return nil, nil, fmt.Errorf("%d rows rejected", sum.Rejected)
 	}
-	return timings, nil
+	var phases map[string]float64
+	if bt := l.BulkTimes(); bt.Partitions > 0 {
+		phases = map[string]float64{"bulk_partitions": float64(bt.Partitions), "create": bt.Create.Seconds(),
+			"index_build": bt.Index.Seconds(), "attach": bt.Attach.Seconds()}
+	}
+	return timings, phases, nil
 }
 
 // TenthRates returns the rows/s of the first and of the last tenth of

@@ -3,6 +3,7 @@ package bench
 import (
 	"bytes"
 	"context"
+	"errors"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -107,5 +108,61 @@ func TestMemoryLimit(t *testing.T) {
 	}
 	if _, err := NewMemoryLimit(1<<20, cmd.Process.Pid); err == nil {
 		t.Error("a 1 MiB limit was accepted")
+	}
+}
+
+// TestBulkAndServerCopy runs the pgts-bulk and server-copy loaders on a
+// plain table, weekly partitions and a pgts series table: every run
+// stores its rows; server-copy times each file, and pgts-bulk reports its
+// index builds and attaches where it bulk-loads (the series table only).
+func TestBulkAndServerCopy(t *testing.T) {
+	s := LoadScenario{Stores: []string{"plain", "weekly", "pgts"}, Loaders: []string{"pgts-bulk", "server-copy"},
+		Workers: []int{2}, Width: 3, Batches: 3, Index: "both", Repeat: 1, ConnString: pgtest.DB(t)}
+	runs, err := RunLoad(context.Background(), s, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) != 6 {
+		t.Fatalf("%d runs, want 6: %+v", len(runs), runs)
+	}
+	for _, r := range runs {
+		if r.Error != "" || !r.Verified || r.Rows != 30000 || r.IndexBytes <= 0 {
+			t.Errorf("%s/%s: %+v", r.Store, r.Loader, r)
+		}
+		switch {
+		case r.Loader == "server-copy":
+			var rows int64
+			for _, b := range r.Batches {
+				rows += b.Rows
+			}
+			if len(r.Batches) != 2 || rows != 30000 || r.ClientCPU > r.ServerCPU {
+				t.Errorf("%s/server-copy: %d files, %d rows, client CPU %.2fs, server %.2fs", r.Store, len(r.Batches), rows, r.ClientCPU, r.ServerCPU)
+			}
+		case r.Store == "pgts":
+			if r.Phases["bulk_partitions"] != 1 || r.Phases["index_build"] <= 0 {
+				t.Errorf("pgts/pgts-bulk: phases %v", r.Phases)
+			}
+		default:
+			if r.Phases != nil {
+				t.Errorf("%s/pgts-bulk: bulk phases %v on a table the bulk path does not serve", r.Store, r.Phases)
+			}
+		}
+	}
+}
+
+// TestServerCopyRefusesUnreadableFiles: files the server cannot read (here
+// a directory private to root, as files on another machine would be
+// missing) are refused up front, saying what the loader needs.
+func TestServerCopyRefusesUnreadableFiles(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root, to make a directory the server's user cannot enter")
+	}
+	dir := t.TempDir()
+	if err := os.Chmod(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	err := checkServerSeesFiles(context.Background(), pgtest.Pool(t), dir)
+	if !errors.Is(err, ErrServerElsewhere) || !strings.Contains(err.Error(), "on this machine") {
+		t.Fatalf("err = %v", err)
 	}
 }

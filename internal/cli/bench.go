@@ -73,7 +73,12 @@ Loaders: psql-copy (the generator's text piped into one psql COPY),
          psql-pipe (one COPY per 10,000 rows, one transaction each),
          pgts-text, pgts-binary (pgts load, in-process, COPY into the leaf
          partitions), pgts-parent (binary COPY into the parent table: the
-         server routes rows), insert (multi-row INSERT of 1,000 rows)`,
+         server routes rows), pgts-bulk (pgts load --bulk: missing
+         partitions filled standalone, indexed once, attached), insert
+         (multi-row INSERT of 1,000 rows), server-copy (the server's
+         ceiling: the rows written beforehand as binary files the server
+         reads itself, COPY table FROM 'file' by N backends, no client;
+         needs the server on this machine and a superuser)`,
 		Example: `  pgts bench load --stores pgts --loaders psql-copy,pgts-text,pgts-binary --workers 1,2
   pgts bench load --stores plain,weekly --loaders psql-pipe --batches 5000 --index both`,
 		Args: exactArgs(0),

@@ -216,3 +216,10 @@ func TestLoadCommand(t *testing.T) {
 		t.Fatalf("stored %d rows (%d NULL v, devices sum %d), want 2, 1, 8", n, nullV, sumDev)
 	}
 }
+
+func TestTuneWALMinimal(t *testing.T) {
+	out, _, code := run(t, nil, "db", "tune", "--memory", "16GB", "--wal-minimal")
+	if code != 0 || !strings.Contains(out, "wal_level") || !strings.Contains(out, "= minimal") || !strings.Contains(out, "max_wal_senders") {
+		t.Fatalf("exit %d, output:\n%s", code, out)
+	}
+}

@@ -3,7 +3,9 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"time"
@@ -36,7 +38,7 @@ data dir; 'pgts db tune' explains them). As root, the server runs as the
 }
 
 func newDBStartCmd(a *app) *cobra.Command {
-	var asJSON bool
+	var asJSON, walMinimal bool
 	cmd := &cobra.Command{
 		Use:   "start",
 		Short: "Start the embedded cluster (or reuse it when it is running)",
@@ -48,9 +50,14 @@ port is replaced by a free one.`,
   pgts db start --data-dir /var/lib/pgts --json`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			a.walMinimal = walMinimal
 			c, err := a.cluster()
 			if err != nil {
 				return err
+			}
+			if _, err := os.Stat(filepath.Join(c.DataDir(), "PG_VERSION")); walMinimal && err == nil {
+				a.log.Warn("--wal-minimal applies when a cluster is created; this one exists: set wal_level = minimal, max_wal_senders = 0 and archive_mode = off in its pgts.conf and restart it",
+					"conf", filepath.Join(c.DataDir(), "pgts.conf"))
 			}
 			info, err := c.Start(cmd.Context())
 			if err != nil {
@@ -69,6 +76,7 @@ port is replaced by a free one.`,
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the cluster's details as JSON")
+	cmd.Flags().BoolVar(&walMinimal, "wal-minimal", false, "create the cluster with the bulk-load profile (wal_level = minimal: pgts load --bulk writes no WAL for partitions loaded in one transaction; no replication, no point-in-time recovery, no pg_basebackup)")
 	return cmd
 }
 
@@ -339,7 +347,7 @@ func newDBDestroyCmd(a *app) *cobra.Command {
 func newDBTuneCmd(a *app) *cobra.Command {
 	var memory, diskFree string
 	var cpus int
-	var asJSON bool
+	var asJSON, walMinimal bool
 	cmd := &cobra.Command{
 		Use:   "tune",
 		Short: "Print recommended PostgreSQL settings for a machine (applies nothing)",
@@ -379,6 +387,9 @@ ALTER SYSTEM. The embedded cluster is created with these settings in pgts.conf.`
 				m.DiskFreeBytes, _ = embedded.DiskFree(dir)
 			}
 			settings := embedded.Tune(m)
+			if walMinimal {
+				settings = append(settings, embedded.MinimalWAL()...)
+			}
 			if asJSON {
 				out := map[string]string{}
 				for _, s := range settings {
@@ -398,6 +409,7 @@ ALTER SYSTEM. The embedded cluster is created with these settings in pgts.conf.`
 	cmd.Flags().IntVar(&cpus, "cpus", runtime.NumCPU(), "cores of the server")
 	cmd.Flags().StringVar(&diskFree, "disk-free", "", "free disk space for the data, e.g. 100GB (default: free space at the data dir)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the settings as a JSON object")
+	cmd.Flags().BoolVar(&walMinimal, "wal-minimal", false, "add the bulk-load profile: wal_level = minimal (no WAL for tables loaded in the transaction that made them; no replication, no point-in-time recovery)")
 	return cmd
 }
 

@@ -38,6 +38,8 @@ type loadFlags struct {
 	rejectsExitZero                  bool
 	generate                         string
 	timezone                         string
+	bulk                             bool
+	bulkMargin                       time.Duration
 	gen                              genFlags
 }
 
@@ -92,7 +94,19 @@ the first runs (pid and host).
 
 Exit status: 0 all rows loaded; 3 the load completed with rejected rows
 (--rejects-exit-zero: 0); 1 failure; 2 usage error; 130 interrupted. After a
-completed load the partitions written are ANALYZEd.`,
+completed load the partitions written are ANALYZEd.
+
+With --bulk, history loads faster: a partition that does not exist yet and
+ends before now - --bulk-margin is made as a standalone table, filled
+without index maintenance, indexed once, then attached (ATTACH takes SHARE
+UPDATE EXCLUSIVE on the table, which writers of other partitions do not
+wait for). A partition of up to 1,000,000 rows is loaded by one worker in
+one transaction (COPY FREEZE; other workers load other partitions); a larger
+one by all workers, batch by batch. Its rows are invisible until it is
+attached; a larger partition interrupted stays unattached, and rerunning
+the load with the same --load-id finishes it. Partitions that exist, or are
+recent, load as usual. Tables with unique or exclusion constraints, foreign
+keys, triggers or hash sub-partitions are loaded as usual, with a notice.`,
 		Example: `  pgts load conditions data.csv --header
   zcat big.csv.gz | pgts load conditions - --columns time,device,temperature
   pgts load conditions part1.csv.zst part2.csv.zst --load-id nightly-2024-05-01 --workers 4
@@ -127,6 +141,8 @@ completed load the partitions written are ANALYZEd.`,
 	fl.BoolVar(&f.asJSON, "json", false, "print the summary as JSON on stdout")
 	fl.BoolVar(&f.rejectsExitZero, "rejects-exit-zero", false, "exit 0, not 3, when the load completes with rejected rows")
 	fl.StringVar(&f.timezone, "timezone", "", "session TimeZone for timestamptz values written without a zone (default: the database's, as psql's COPY uses)")
+	fl.BoolVar(&f.bulk, "bulk", false, "load partitions that do not exist yet and end before now - --bulk-margin as standalone tables, indexed once after their rows and then attached (their rows are invisible until then)")
+	fl.DurationVar(&f.bulkMargin, "bulk-margin", copyload.DefaultBulkMargin, "with --bulk: how long before now a partition must end to be bulk-loaded")
 	fl.StringVar(&f.generate, "generate", "", "load rows from a generator instead of files: "+strings.Join(genKinds(), ", "))
 	f.gen.register(cmd)
 	return cmd
@@ -145,6 +161,13 @@ func runLoad(ctx context.Context, a *app, f loadFlags, table string, files []str
 	cfg := copyload.DefaultConfig()
 	cfg.Workers, cfg.BatchRows, cfg.Text, cfg.LoadID, cfg.MaxRejects = f.workers, f.batchRows, f.text, f.loadID, f.maxRejects
 	cfg.AsyncCommit = f.asyncCommit
+	cfg.Bulk, cfg.BulkMargin = f.bulk, f.bulkMargin
+	switch {
+	case f.bulkMargin < 0:
+		return usagef("--bulk-margin %s: must not be negative", f.bulkMargin)
+	case f.bulkMargin == 0:
+		cfg.BulkMargin = -1 // none (0 would be copyload's default)
+	}
 	cfg.Analyze = true
 	bb, err := embedded.ParseSize(f.batchBytes)
 	if err != nil {
@@ -292,6 +315,10 @@ func runLoad(ctx context.Context, a *app, f loadFlags, table string, files []str
 	// nothing to sum up: the error says it all
 	if runErr == nil || sum.Read > 0 || sum.Skipped > 0 || errors.Is(runErr, context.Canceled) {
 		printLoadSummary(a, target, cfg, sum)
+	}
+	if bt := loader.BulkTimes(); bt.Partitions > 0 {
+		fmt.Fprintf(a.env.Stderr, "  bulk path: %d partitions attached; index builds %s, attaches %s\n", bt.Partitions,
+			bt.Index.Round(time.Millisecond), bt.Attach.Round(time.Millisecond))
 	}
 	if f.asJSON {
 		if err := writeJSON(a, sum); err != nil {

@@ -203,3 +203,27 @@ func TestLoadBOMHeader(t *testing.T) {
 		t.Fatalf("UTF-16: exit %d\n%s", code, stderr)
 	}
 }
+
+// TestLoadBulk: with --bulk, the two missing days of history are loaded
+// as standalone tables and attached, and today's rows (a partition that
+// ends after now - --bulk-margin) go the live way; a negative margin is a
+// usage error.
+func TestLoadBulk(t *testing.T) {
+	env, db := loadTable(t)
+	today := time.Now().UTC().Truncate(24 * time.Hour)
+	in := filepath.Join(t.TempDir(), "in.tsv")
+	rows := textRows(today.Add(-72*time.Hour), 0, 100) + textRows(today.Add(-48*time.Hour), 0, 100) + textRows(today, 0, 10)
+	if err := os.WriteFile(in, []byte(rows), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, stderr, code := run(t, env, "load", "m", in, "--format", "text", "--bulk", "--bulk-margin", "-1h"); code != 2 || !strings.Contains(stderr, "--bulk-margin") {
+		t.Fatalf("negative margin: exit %d\n%s", code, stderr)
+	}
+	_, stderr, code := run(t, env, "load", "m", in, "--format", "text", "--bulk")
+	if code != 0 || !strings.Contains(stderr, "bulk path: 2 partitions attached") || !strings.Contains(stderr, "loaded 210 rows") {
+		t.Fatalf("load --bulk: exit %d\n%s", code, stderr)
+	}
+	if n, distinct := countM(t, db); n != 210 || distinct != 210 {
+		t.Fatalf("%d rows (%d distinct), want 210", n, distinct)
+	}
+}

@@ -51,6 +51,9 @@ type app struct {
 	verbose  bool
 	quiet    bool
 	logLevel slog.LevelVar
+	// walMinimal adds embedded.MinimalWAL to the settings of a cluster
+	// created by this process (db start --wal-minimal).
+	walMinimal bool
 }
 
 // NewRoot builds the command tree.
@@ -169,7 +172,11 @@ func (a *app) cluster() (*embedded.Cluster, error) {
 		return nil, err
 	}
 	m.DiskFreeBytes, _ = embedded.DiskFree(dir) // unknown: WAL sized by memory
-	return embedded.New(embedded.Config{DataDir: dir, Binaries: bins, Settings: embedded.Tune(m), Logger: a.log})
+	settings := embedded.Tune(m)
+	if a.walMinimal {
+		settings = append(settings, embedded.MinimalWAL()...)
+	}
+	return embedded.New(embedded.Config{DataDir: dir, Binaries: bins, Settings: settings, Logger: a.log})
 }
 
 // connString chooses the database every command talks to, starting the

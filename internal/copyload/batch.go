@@ -35,6 +35,10 @@ type batch struct {
 	srcs  []int32 // index into the loader's source names, per row
 	// digest is batchDigest's, for the ledger; set by the worker once.
 	digest []byte
+	bulk   *bulkPart // the bulk path's partition (bulk.go), nil on the live path
+	// unit, on a carrier batch of its own (no rows), is a whole bulk
+	// partition sent in one transaction (bulkunit.go).
+	unit []*batch
 }
 
 func (b *batch) rows() int { return len(b.ends) }
@@ -51,7 +55,7 @@ func (b *batch) rowRange(i, j int) []byte {
 func (b *batch) reset() {
 	b.enc.Reset()
 	b.ends, b.lines, b.srcs = b.ends[:0], b.lines[:0], b.srcs[:0]
-	b.seq, b.table, b.leaf, b.digest = 0, "", "", nil
+	b.seq, b.table, b.leaf, b.digest, b.bulk = 0, "", "", nil, nil
 }
 
 // copyReader streams rows [i, j) in the COPY format: binary needs its

@@ -73,6 +73,16 @@ type Config struct {
 	OnBatch func(BatchInfo)
 	Now     func() time.Time // clock for the accepted time window
 	Logger  *slog.Logger
+
+	// Bulk loads partitions that do not exist yet and end before now −
+	// BulkMargin (0: DefaultBulkMargin; negative: none) as standalone tables, indexed once
+	// and attached when their rows are in (bulk.go).
+	Bulk       bool
+	BulkMargin time.Duration
+	// BulkUnitRows: a bulk partition of at most this many rows (0:
+	// DefaultBulkUnitRows) is loaded by one worker in one transaction
+	// (COPY FREEZE into the table made in it); a larger one by all.
+	BulkUnitRows int
 }
 
 // RetryPolicy bounds retries of batches that failed for transient reasons
@@ -170,6 +180,8 @@ type Loader struct {
 	created  atomic.Int64
 	partsMu  sync.Mutex
 	parts    map[string]bool
+
+	bulk *bulkState // nil unless the bulk path serves this Run
 }
 
 // BatchInfo describes a committed batch.
@@ -253,6 +265,11 @@ func (l *Loader) Run(ctx context.Context, src Source) (Summary, error) {
 	// workers finish the batch in hand; only a worker's failure stops them.
 	wctx, wcancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer wcancel()
+	if l.cfg.Bulk {
+		if err := l.bulkStart(wctx); err != nil {
+			return Summary{}, err
+		}
+	}
 	g, gctx := errgroup.WithContext(wctx)
 	for i := 0; i < l.cfg.Workers; i++ {
 		g.Go(func() error { return l.worker(gctx, i+1) })
@@ -274,6 +291,9 @@ func (l *Loader) Run(ctx context.Context, src Source) (Summary, error) {
 	}
 	close(l.queue)
 	workErr := g.Wait()
+	if err := l.bulkWait(); err != nil && workErr == nil {
+		workErr = err
+	}
 
 	s := l.summary(time.Since(start))
 	s.Complete = routeErr == nil && workErr == nil

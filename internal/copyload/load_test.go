@@ -344,6 +344,7 @@ func childLoad() int {
 	}
 	cfg := DefaultConfig()
 	cfg.Workers, cfg.LoadID, cfg.Fingerprint = 2, "crash", "fp"
+	cfg.Bulk = os.Getenv("PGTS_LOAD_CHILD_BULK") != ""
 	l, err := New(pool, m, target, cfg)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -46,11 +46,9 @@ func (r *router) batchFor(ctx context.Context, micros int64) (*batch, error) {
 			return nil, err
 		}
 		if !r.known[lo] {
-			n, err := r.l.mgr.Ensure(ctx, r.series, []int64{micros})
-			if err != nil {
+			if err := r.ensurePartition(ctx, lo, hi, micros); err != nil {
 				return nil, err
 			}
-			r.l.created.Add(int64(n))
 			r.known[lo] = true
 		}
 		r.lastLo, r.lastHi = lo, hi
@@ -87,6 +85,10 @@ func (r *router) batchFor(ctx context.Context, micros int64) (*batch, error) {
 		}
 		b.leaf = name
 		b.table = pg.QuoteQualified(r.series.Schema, name)
+		if err := r.bulkAssign(ctx, b); err != nil {
+			r.l.release(b)
+			return nil, err
+		}
 	}
 	r.open = append(r.open, b)
 	r.cur = b
@@ -139,6 +141,10 @@ func (r *router) send(ctx context.Context, i int) error {
 		r.l.release(b)
 		return nil
 	}
+	if held, err := r.bulkHold(ctx, b); held || err != nil {
+		return err
+	}
+	r.l.bulkQueued(b)
 	select {
 	case r.l.queue <- b:
 		return nil
@@ -155,7 +161,7 @@ func (r *router) flushAll(ctx context.Context) error {
 			return err
 		}
 	}
-	return nil
+	return r.bulkCloseAll(ctx)
 }
 
 // newBatch takes a recycled batch or makes one.

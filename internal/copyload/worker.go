@@ -44,6 +44,12 @@ func (l *Loader) worker(ctx context.Context, id int) error {
 		}
 	}()
 	for b := range l.queue {
+		if b.unit != nil {
+			if err := l.sendUnit(ctx, &conn, id, b); err != nil {
+				return err
+			}
+			continue
+		}
 		if ctx.Err() != nil {
 			l.release(b)
 			continue // drain: another worker failed
@@ -52,6 +58,7 @@ func (l *Loader) worker(ctx context.Context, id int) error {
 			l.release(b)
 			return err
 		}
+		l.bulkCommitted(b)
 		l.release(b)
 	}
 	return nil

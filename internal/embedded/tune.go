@@ -106,6 +106,21 @@ func Tune(m Machine) []Setting {
 	}
 }
 
+// MinimalWAL is the bulk-loading profile: with wal_level = minimal, rows
+// COPYed into a table created in the same transaction (pgts load --bulk's
+// one-transaction partitions) are not written to WAL; the table is synced
+// at COMMIT instead. The price: no streaming replication, no WAL
+// archiving, hence no point-in-time recovery, and no pg_basebackup —
+// only crash recovery and dumps. The server refuses wal_level = minimal
+// unless max_wal_senders is 0 and archive_mode is off.
+func MinimalWAL() []Setting {
+	return []Setting{
+		{"wal_level", "minimal", "bulk-load profile: no WAL for COPY into tables made in the same transaction; NO replication, NO point-in-time recovery"},
+		{"max_wal_senders", "0", "required by wal_level = minimal"},
+		{"archive_mode", "off", "required by wal_level = minimal"},
+	}
+}
+
 // size renders bytes the way postgresql.conf accepts (kB, MB, GB units).
 func size(b int64) string {
 	switch {

@@ -1,8 +1,12 @@
 package embedded
 
 import (
+	"context"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
 )
 
 func TestTune(t *testing.T) {
@@ -79,5 +83,53 @@ func TestTuneBoundsWALByDisk(t *testing.T) {
 		if mw, _ := ParseSize(minWal.Value); mw < 32*mib {
 			t.Errorf("free %d: min_wal_size = %s, below 2 segments", c.free, minWal.Value)
 		}
+	}
+}
+
+// TestMinimalWALProfile starts a cluster with the bulk-load profile: the
+// server accepts it (it refuses wal_level = minimal beside WAL senders or
+// archiving), and a table made and filled in one transaction — what pgts
+// load --bulk does with a partition of one unit — writes almost no WAL
+// for its rows, where the same rows into an existing table write it all.
+func TestMinimalWALProfile(t *testing.T) {
+	settings := append([]Setting{{"fsync", "off", "test"}, {"shared_buffers", "32MB", "test"}}, MinimalWAL()...)
+	c := newTestCluster(t, Config{Settings: settings})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	info, err := c.Start(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := pgx.Connect(ctx, info.ConnString("postgres"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var level string
+	if err := conn.QueryRow(ctx, "SHOW wal_level").Scan(&level); err != nil || level != "minimal" {
+		t.Fatalf("wal_level = %q, %v", level, err)
+	}
+	wal := func(sql string) int64 {
+		var n int64
+		var start string
+		if err := conn.QueryRow(ctx, "SELECT pg_current_wal_insert_lsn()::text").Scan(&start); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := conn.Exec(ctx, sql, pgx.QueryExecModeSimpleProtocol); err != nil {
+			t.Fatal(err)
+		}
+		if err := conn.QueryRow(ctx, "SELECT pg_current_wal_insert_lsn() - $1::pg_lsn", start).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	const rows = "INSERT INTO %s SELECT g, g FROM generate_series(1, 200000) g"
+	if _, err := conn.Exec(ctx, "CREATE TABLE old (a int, b int)"); err != nil {
+		t.Fatal(err)
+	}
+	logged := wal(strings.Replace(rows, "%s", "old", 1))
+	skipped := wal("BEGIN; CREATE TABLE fresh (a int, b int); " + strings.Replace(rows, "%s", "fresh", 1) + "; COMMIT")
+	if logged < 5<<20 || skipped > logged/20 {
+		t.Fatalf("WAL for 200,000 rows: %d bytes into an existing table, %d into one made in the same transaction", logged, skipped)
 	}
 }
