@@ -43,7 +43,6 @@ func conditionsSpec(name string, parts int) TableSpec {
 	}
 }
 
-
 func scalar(t *testing.T, p *pgxpool.Pool, sql string, args ...any) int64 {
 	t.Helper()
 	var n int64
