@@ -40,6 +40,12 @@ func shardedConditions(t *testing.T, cl *cluster, name string, parts int) *Table
 // loadGen runs a sharded load of the conditions generator.
 func loadGen(ctx context.Context, t *testing.T, c *Coordinator, table string, opts gen.Options, lcfg copyload.Config) (LoadSummary, error) {
 	t.Helper()
+	return loadGenAt(ctx, t, c, table, opts, lcfg, time.Now)
+}
+
+// loadGenAt is loadGen with the clock now.
+func loadGenAt(ctx context.Context, t *testing.T, c *Coordinator, table string, opts gen.Options, lcfg copyload.Config, now func() time.Time) (LoadSummary, error) {
+	t.Helper()
 	g, err := gen.New("conditions", opts)
 	if err != nil {
 		t.Fatal(err)
@@ -49,7 +55,7 @@ func loadGen(ctx context.Context, t *testing.T, c *Coordinator, table string, op
 		t.Fatal(err)
 	}
 	defer stop()
-	return c.Load(ctx, table, []Input{in}, LoadConfig{Load: lcfg, Columns: genNames, Logger: testLog(t)})
+	return c.Load(ctx, table, []Input{in}, LoadConfig{Load: lcfg, Columns: genNames, Logger: testLog(t), Now: now})
 }
 
 func baseLoadConfig() copyload.Config {
