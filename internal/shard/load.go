@@ -217,10 +217,8 @@ func (c *Coordinator) Load(ctx context.Context, table string, inputs []Input, cf
 			return LoadSummary{}, err
 		}
 		feeds[p] = &feed{part: p, shard: shardName, ch: make(chan []copyload.Record, 4), loader: loader}
-		// the loader maps fields by index into its own target
-		_ = target
 	}
-	colIdx, err := fieldIndexes(ctx, feeds, cfg.Columns)
+	colIdx, err := fieldIndexes(feeds, cfg.Columns)
 	if err != nil {
 		return LoadSummary{}, err
 	}
@@ -296,7 +294,7 @@ func (c *Coordinator) Load(ctx context.Context, table string, inputs []Input, cf
 
 // fieldIndexes maps the input's column names to each partition target's
 // column indexes.
-func fieldIndexes(_ context.Context, feeds []*feed, names []string) ([][]int, error) {
+func fieldIndexes(feeds []*feed, names []string) ([][]int, error) {
 	out := make([][]int, len(feeds))
 	for p, f := range feeds {
 		t := f.loader.Target()

@@ -200,7 +200,7 @@ func (c *Coordinator) Add(ctx context.Context, name, rawURL string) (Shard, erro
 			return err
 		}
 		if !exists {
-			if _, err := tx.Exec(ctx, "CREATE SERVER "+pg.QuoteIdent(srv)+" FOREIGN DATA WRAPPER postgres_fdw OPTIONS ("+optionList(opts, false)+")"); err != nil {
+			if _, err := tx.Exec(ctx, "CREATE SERVER "+pg.QuoteIdent(srv)+" FOREIGN DATA WRAPPER postgres_fdw OPTIONS ("+optionList(opts)+")"); err != nil {
 				return fmt.Errorf("creating the foreign server of shard %q: %w", name, err)
 			}
 		} else {
@@ -215,7 +215,7 @@ func (c *Coordinator) Add(ctx context.Context, name, rawURL string) (Shard, erro
 		if _, err := tx.Exec(ctx, "DROP USER MAPPING IF EXISTS FOR CURRENT_USER SERVER "+pg.QuoteIdent(srv)); err != nil {
 			return err
 		}
-		if _, err := tx.Exec(ctx, "CREATE USER MAPPING FOR CURRENT_USER SERVER "+pg.QuoteIdent(srv)+" OPTIONS ("+optionList(umOpts, false)+")"); err != nil {
+		if _, err := tx.Exec(ctx, "CREATE USER MAPPING FOR CURRENT_USER SERVER "+pg.QuoteIdent(srv)+" OPTIONS ("+optionList(umOpts)+")"); err != nil {
 			return fmt.Errorf("creating the user mapping of shard %q: %w", name, redactErr(err, t.password))
 		}
 		if _, err := tx.Exec(ctx, `INSERT INTO pgts.shard (name, server_name) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING`, name, srv); err != nil {
@@ -247,7 +247,8 @@ func probe(ctx context.Context, tx pgx.Tx, name, srv string) error {
 	return err
 }
 
-func optionList(opts [][2]string, _ bool) string {
+// optionList renders OPTIONS (name 'value', ...).
+func optionList(opts [][2]string) string {
 	parts := make([]string, len(opts))
 	for i, o := range opts {
 		parts[i] = pg.QuoteIdent(o[0]) + " " + pg.QuoteLiteral(o[1])
