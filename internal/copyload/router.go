@@ -116,6 +116,11 @@ func (r *router) send(ctx context.Context, i int) error {
 	if r.cur == b {
 		r.cur = nil
 	}
+	if b.rows() == 0 {
+		// opened for a row that was then rejected: nothing to send, no number
+		r.l.release(b)
+		return nil
+	}
 	r.seq++
 	b.seq = r.seq
 	if e, ok := r.l.done[b.seq]; ok {
