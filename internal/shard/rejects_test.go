@@ -33,11 +33,11 @@ func TestLoadRejects(t *testing.T) {
 	shardedConditions(t, cl, "cond", 4)
 	now := time.Now().UTC().Add(-time.Hour).Format("2006-01-02 15:04:05")
 	lines := []string{
-		now + ",1,1.5,2.5",      // 1 good
-		now + ",abc,1.5,2.5",    // 2 shard key not an integer
-		now + ",2,oops,2.5",     // 3 bad float
-		",3,1,1",                // 4 NULL time
-		now + ",4,1,1,extra",    // 5 field count
+		now + ",1,1.5,2.5",     // 1 good
+		now + ",abc,1.5,2.5",   // 2 shard key not an integer
+		now + ",2,oops,2.5",    // 3 bad float
+		",3,1,1",               // 4 NULL time
+		now + ",4,1,1,extra",   // 5 field count
 		now + `,5,"unclosed,1`, // 6 unterminated quote: a record error at the end
 	}
 	rd, err := records.NewReader(strings.NewReader(strings.Join(lines, "\n")+"\n"), records.DefaultOptions(records.CSV))
