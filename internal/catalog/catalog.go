@@ -156,6 +156,47 @@ var migrations = []string{
 		ADD COLUMN IF NOT EXISTS run_host text,
 		ADD COLUMN IF NOT EXISTS run_started_at timestamptz;
 	COMMENT ON COLUMN pgts.load.run_pid IS 'Process ID of the last run that took the load''s lock (pg_advisory_lock(LoadLockKey, hashtext(load_id))).';`,
+	// 4 (scale-out, package shard): shard servers and sharded tables on a
+	// coordinator, and on a shard what it holds. Self-contained (IF NOT
+	// EXISTS) so that it applies whatever migrations precede it.
+	`CREATE TABLE IF NOT EXISTS pgts.shard (
+		name        text PRIMARY KEY,
+		server_name text NOT NULL UNIQUE,
+		added_at    timestamptz NOT NULL DEFAULT now()
+	);
+	COMMENT ON TABLE pgts.shard IS 'Shard servers of this coordinator (pgts shard add): the postgres_fdw server and user mapping hold the address and credentials.';
+	CREATE TABLE IF NOT EXISTS pgts.sharded_table (
+		table_schema text NOT NULL,
+		table_name   text NOT NULL,
+		shard_column text NOT NULL,
+		partitions   integer NOT NULL CHECK (partitions >= 1),
+		spec         jsonb NOT NULL,
+		ready        boolean NOT NULL DEFAULT false,
+		created_at   timestamptz NOT NULL DEFAULT now(),
+		PRIMARY KEY (table_schema, table_name)
+	);
+	COMMENT ON TABLE pgts.sharded_table IS 'Tables hash-partitioned by a shard key over shard servers (pgts table create --shard-by); ready once the coordinator''s parent exists.';
+	CREATE TABLE IF NOT EXISTS pgts.shard_placement (
+		table_schema text NOT NULL,
+		table_name   text NOT NULL,
+		partition    integer NOT NULL,
+		shard        text NOT NULL REFERENCES pgts.shard (name),
+		remote_name  text NOT NULL,
+		PRIMARY KEY (table_schema, table_name, partition),
+		FOREIGN KEY (table_schema, table_name) REFERENCES pgts.sharded_table ON DELETE CASCADE
+	);
+	COMMENT ON TABLE pgts.shard_placement IS 'Which shard holds each hash partition of a sharded table, as a series table named remote_name in the same schema.';
+	CREATE TABLE IF NOT EXISTS pgts.shard_member (
+		table_schema  text NOT NULL,
+		table_name    text NOT NULL,
+		parent_name   text NOT NULL,
+		shard_column  text NOT NULL,
+		modulus       integer NOT NULL,
+		remainder     integer NOT NULL,
+		recorded_at   timestamptz NOT NULL DEFAULT now(),
+		PRIMARY KEY (table_schema, table_name)
+	);
+	COMMENT ON TABLE pgts.shard_member IS 'On a shard: the series tables it holds as hash partitions (modulus, remainder of shard_column) of a sharded table parent_name.';`,
 }
 
 // Version is the catalog version this build of pgts writes.

@@ -79,3 +79,27 @@ func TestLoadDigestMigration(t *testing.T) {
 		t.Fatalf("%d of the 6 columns of migration 3", n)
 	}
 }
+
+// TestShardMigration: the scale-out migration applies again over itself
+// (it is written to apply whatever migrations precede it).
+func TestShardMigration(t *testing.T) {
+	ctx := context.Background()
+	pool := pgtest.Pool(t)
+	if err := Migrate(ctx, pool); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, `DELETE FROM pgts.schema_version WHERE version = 4`); err != nil {
+		t.Fatal(err)
+	}
+	if err := Migrate(ctx, pool); err != nil {
+		t.Fatalf("the scale-out migration over itself: %v", err)
+	}
+	var n int
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM pg_tables WHERE schemaname = 'pgts'
+		AND tablename IN ('shard', 'sharded_table', 'shard_placement', 'shard_member')`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n != 4 {
+		t.Fatalf("%d of the 4 tables of the scale-out migration", n)
+	}
+}

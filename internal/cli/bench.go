@@ -59,6 +59,7 @@ func newBenchLoadCmd(a *app) *cobra.Command {
 	var interval time.Duration
 	var batches int64
 	var restart, markdown bool
+	var sh benchShardFlags // bench_shards.go
 	cmd := &cobra.Command{
 		Use:   "load",
 		Short: "Compare loading methods and storage layouts on the conditions data",
@@ -84,6 +85,9 @@ Loaders: psql-copy (the generator's text piped into one psql COPY),
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
+			if sh.counts != "" {
+				return runBenchShards(ctx, a, sh, width)
+			}
 			ws, err := parseInts("workers", workers)
 			if err != nil {
 				return err
@@ -165,6 +169,7 @@ Loaders: psql-copy (the generator's text piped into one psql COPY),
 		},
 	}
 	f := cmd.Flags()
+	sh.register(f)
 	f.StringVar(&stores, "stores", "pgts", "comma-separated stores: plain, monthly, weekly, pgts, timescaledb (skipped when the server lacks the extension)")
 	f.StringVar(&loaders, "loaders", "psql-copy,pgts-text,pgts-binary,insert", "comma-separated loaders")
 	f.StringVar(&workers, "workers", "1,"+strconv.Itoa(runtime.NumCPU()), "comma-separated worker counts (pgts and insert loaders)")

@@ -20,6 +20,7 @@ import (
 	"github.com/pgts/pgts/internal/partition"
 	"github.com/pgts/pgts/internal/pg"
 	"github.com/pgts/pgts/internal/records"
+	"github.com/pgts/pgts/internal/shard"
 )
 
 type loadFlags struct {
@@ -196,6 +197,11 @@ func runLoad(ctx context.Context, a *app, f loadFlags, table string, files []str
 		return err
 	}
 	defer pool.Close()
+	if st, err := shard.New(pool, a.log).Table(ctx, table); err == nil {
+		return runShardedLoad(ctx, a, f, cfg, pool, st, files) // load_shard.go
+	} else if !errors.Is(err, shard.ErrNotSharded) {
+		return err
+	}
 	m := partition.NewManager(pool, a.log, time.Now)
 	target, err := copyload.LookupTarget(ctx, pool, m, table)
 	if err != nil {

@@ -85,6 +85,16 @@ func maintainOnce(ctx context.Context, a *app, m *partition.Manager, args []stri
 		}
 		a.log.Info("maintained", "table", r.Table, "created", r.Created, "dropped", len(r.Dropped))
 	}
+	if len(args) == 0 {
+		// the partitions of sharded tables live on the shards (shard.go)
+		n, err := maintainShards(ctx, a)
+		if err != nil {
+			return err
+		}
+		if n > 0 {
+			return fmt.Errorf("maintenance failed on %d shards (see above); run it again once they answer", n)
+		}
+	}
 	if failed > 0 {
 		return fmt.Errorf("maintenance failed for %d of %d tables (see above)", failed, len(tables))
 	}

@@ -68,6 +68,8 @@ func newTableCreateCmd(a *app) *cobra.Command {
 		noIndex                                          bool
 		indexOn                                          []string
 		expect                                           adviceFlags
+		shardBy                                          string
+		shards                                           int
 	)
 	cmd := &cobra.Command{
 		Use:   "create NAME",
@@ -160,6 +162,9 @@ partition covers exactly one --interval as pgts aligns it.`,
 			if err := spec.Validate(); err != nil {
 				return usagef("%v", err)
 			}
+			if shardBy != "" || shards != 0 {
+				return createShardedTable(ctx, a, pool, spec, shardBy, shards)
+			}
 			t, err := m.Create(ctx, spec)
 			if err != nil {
 				return err
@@ -188,6 +193,8 @@ partition covers exactly one --interval as pgts aligns it.`,
 	f.BoolVar(&noIndex, "no-index", false, "no index on the time column")
 	f.StringArrayVar(&indexOn, "index-on", nil, `an extra index, e.g. "device, time" (repeatable)`)
 	expect.register(f)
+	f.StringVar(&shardBy, "shard-by", "", "spread the table over the shard servers by hash of this column (pgts shard add; docs/scale-out.md)")
+	f.IntVar(&shards, "shards", 0, "hash partitions of a sharded table, spread over the shard servers (default: 4 per server)")
 	return cmd
 }
 

@@ -52,6 +52,7 @@ var (
 // Main runs the tests and then stops and deletes the private cluster.
 func Main(m *testing.M) {
 	code := m.Run()
+	stopServers()
 	if cluster != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		_, _ = cluster.Stop(ctx, embedded.Immediate)
@@ -137,7 +138,13 @@ func Cluster(t testing.TB) *embedded.Cluster {
 // database is dropped when the test ends.
 func DB(t testing.TB) string {
 	t.Helper()
-	admin := AdminURL(t)
+	return freshDB(t, AdminURL(t))
+}
+
+// freshDB creates a database on the server of admin, dropped when the
+// test ends, and returns its URL.
+func freshDB(t testing.TB, admin string) string {
+	t.Helper()
 	name := fmt.Sprintf("t%d_%d_%s", os.Getpid(), dbSeq.Add(1), sanitize(t.Name()))
 	if len(name) > 63 {
 		name = name[:63]

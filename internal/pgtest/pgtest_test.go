@@ -28,3 +28,36 @@ func TestFreshDatabasePerTest(t *testing.T) {
 		}
 	}
 }
+
+// TestServers: extra clusters are distinct servers, reachable over
+// loopback TCP with the URL given, each database fresh.
+func TestServers(t *testing.T) {
+	ctx := context.Background()
+	urls := Servers(t, 2)
+	ports := map[int]bool{}
+	for _, u := range urls {
+		p := PoolFor(t, u)
+		var port int
+		var addr string
+		if err := p.QueryRow(ctx, "select current_setting('port')::int, coalesce(inet_server_addr()::text, '')").Scan(&port, &addr); err != nil {
+			t.Fatal(err)
+		}
+		if addr != "127.0.0.1/32" && addr != "127.0.0.1" {
+			t.Errorf("server address %q, want loopback TCP", addr)
+		}
+		ports[port] = true
+		if _, err := p.Exec(ctx, "create table only_here (x int)"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(ports) != 2 {
+		t.Fatalf("two extra servers share a port: %v", ports)
+	}
+	again := Servers(t, 1)
+	if again[0] == urls[0] {
+		t.Fatal("a second call gave the same database")
+	}
+	if ServerCluster(t, 0) == nil || ServerCluster(t, 0) == Cluster(t) {
+		t.Fatal("ServerCluster(0) is not an extra cluster")
+	}
+}

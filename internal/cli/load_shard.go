@@ -1,0 +1,148 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/pgts/pgts/internal/copyload"
+	"github.com/pgts/pgts/internal/partition"
+	"github.com/pgts/pgts/internal/records"
+	"github.com/pgts/pgts/internal/shard"
+)
+
+// runShardedLoad loads into a sharded table: rows go straight to the
+// shards' partitions (shard.Coordinator.Load), with load's flags,
+// rejects, summary and exit statuses.
+func runShardedLoad(ctx context.Context, a *app, f loadFlags, cfg copyload.Config, pool *pgxpool.Pool, st *shard.Table, files []string) error {
+	c := shard.New(pool, a.log)
+	lcfg := shard.LoadConfig{Logger: a.log, Now: time.Now}
+	var inputs []shard.Input
+	var closers []io.Closer
+	defer func() {
+		for _, cl := range closers {
+			cl.Close()
+		}
+	}()
+	if f.generate != "" {
+		g, err := f.gen.build(f.generate)
+		if err != nil {
+			return err
+		}
+		in, stop, err := shard.GeneratorInput(ctx, f.generate, g)
+		if err != nil {
+			return err
+		}
+		defer stop()
+		inputs = append(inputs, in)
+		for _, col := range g.Columns() {
+			lcfg.Columns = append(lcfg.Columns, col.Name)
+		}
+		cfg.Fingerprint = "generator " + f.generate
+	} else {
+		ropts, err := readerOptions(f)
+		if err != nil {
+			return err
+		}
+		zones, err := copyload.SessionZones(ctx, pool, f.timezone)
+		if err != nil {
+			return err
+		}
+		lcfg.Zones = zones
+		var fsInputs []copyload.Input
+		for _, name := range files {
+			var rc io.ReadCloser
+			var info records.Source
+			if name == "-" {
+				rc, info, err = records.OpenStream(a.env.Stdin, "stdin")
+			} else {
+				rc, info, err = records.Open(name)
+			}
+			if err != nil {
+				return err
+			}
+			closers = append(closers, rc)
+			rd, err := records.NewReader(rc, ropts)
+			if err != nil {
+				return usagef("%v", err)
+			}
+			inputs = append(inputs, shard.Input{Name: info.Name, Reader: rd})
+			fsInputs = append(fsInputs, copyload.Input{Name: info.Name, Reader: rd})
+		}
+		// the coordinator's parent has the columns of every partition
+		parent, err := copyload.LookupTarget(ctx, pool, partition.NewManager(pool, a.log, time.Now), st.Qualified())
+		if err != nil {
+			return err
+		}
+		idx, err := mapColumns(parent, f, fsInputs)
+		if err != nil {
+			return err
+		}
+		for _, i := range idx {
+			lcfg.Columns = append(lcfg.Columns, parent.Columns[i].Name)
+		}
+		cfg.Fingerprint = fmt.Sprintf("format=%v delimiter=%q quote=%q escape=%q null=%q header=%v strict=%v timezone=%q",
+			ropts.Format, ropts.Delimiter, ropts.Quote, ropts.Escape, ropts.Null, ropts.Header, ropts.Strict, zones.SessionZone())
+	}
+	rejects, err := newRejectSinks(a, f, files)
+	if err != nil {
+		return err
+	}
+	defer rejects.Close()
+	cfg.Rejects = rejects
+	cfg.Logger = a.log
+	lcfg.Load = cfg
+	a.log.Info("loading into the shards", "table", st.String(), "partitions", st.Partitions, "workers_per_partition", cfg.Workers)
+	sum, runErr := c.Load(ctx, st.Qualified(), inputs, lcfg)
+	if runErr == nil || sum.Read > 0 || sum.Skipped > 0 || errors.Is(runErr, context.Canceled) {
+		printShardedSummary(a, st, cfg, sum)
+	}
+	if f.asJSON {
+		if err := writeJSON(a, sum); err != nil {
+			return err
+		}
+	}
+	if runErr != nil {
+		if errors.Is(runErr, context.Canceled) {
+			if f.loadID != "" {
+				a.log.Warn("interrupted; rerun the same command to load the rest", "load_id", f.loadID)
+			}
+			return ErrInterrupted
+		}
+		return runErr
+	}
+	if sum.Rejected > 0 && !f.rejectsExitZero {
+		return fmt.Errorf("%w: %s %s rejected, see the rejects file (exit status 3; --rejects-exit-zero exits 0)",
+			ErrRejected, commas(sum.Rejected), plural(sum.Rejected, "row", "rows"))
+	}
+	return nil
+}
+
+func printShardedSummary(a *app, st *shard.Table, cfg copyload.Config, s shard.LoadSummary) {
+	state := "loaded"
+	if s.Interrupted {
+		state = "interrupted; committed"
+	} else if !s.Complete {
+		state = "failed; committed"
+	}
+	fmt.Fprintf(a.env.Stderr, "%s %s %s into %s in %s (%s rows/s)\n", state, commas(s.Loaded), plural(s.Loaded, "row", "rows"), st, s.Elapsed.Round(time.Millisecond), commas(int64(s.RowsPerSec)))
+	fmt.Fprintf(a.env.Stderr, "  read %s = loaded %s + rejected %s + already loaded %s + not loaded %s\n",
+		commas(s.Read), commas(s.Loaded), commas(s.Rejected), commas(s.Skipped), commas(s.NotLoaded))
+	names := make([]string, 0, len(s.RowsByShard))
+	for n := range s.RowsByShard {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	per := make([]string, len(names))
+	for i, n := range names {
+		per[i] = n + " " + commas(s.RowsByShard[n])
+	}
+	fmt.Fprintf(a.env.Stderr, "  %s COPY straight into %d partitions on %d shards (%s), %d workers each, %s batches (%s skipped), %d time partitions written (%d created), %s sent, %d retries\n",
+		s.Format, st.Partitions, len(names), strings.Join(per, ", "), cfg.Workers, commas(s.Batches), commas(s.SkippedB), s.Partitions, s.Created, humanBytes(s.Bytes), s.Retries)
+}

@@ -1,0 +1,76 @@
+package cli
+
+import (
+	"context"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pgts/pgts/internal/pgtest"
+)
+
+// TestShardCommands: shard add/list/remove, table create --shard-by, a
+// resumable load straight into the shards, and maintain on every shard,
+// through the command line; no password is ever printed.
+func TestShardCommands(t *testing.T) {
+	ctx := context.Background()
+	coord := pgtest.DB(t)
+	urls := pgtest.Servers(t, 2)
+	pw := func(u string) string {
+		p, _ := url.Parse(u)
+		s, _ := p.User.Password()
+		return s
+	}
+	noPassword := func(what, out string) {
+		t.Helper()
+		for _, u := range urls {
+			if strings.Contains(out, pw(u)) {
+				t.Fatalf("%s shows a password:\n%s", what, out)
+			}
+		}
+	}
+	for i, name := range []string{"a", "b"} {
+		out, errOut, code := run(t, nil, "shard", "add", name, urls[i], "--db", coord)
+		if code != 0 {
+			t.Fatalf("shard add: %d\n%s%s", code, out, errOut)
+		}
+		noPassword("shard add", out+errOut)
+	}
+	out, errOut, code := run(t, nil, "shard", "list", "--db", coord)
+	if code != 0 || !strings.Contains(out, "pgts_shard_a") || !strings.Contains(out, "pgts_shard_b") {
+		t.Fatalf("shard list: %d\n%s%s", code, out, errOut)
+	}
+	noPassword("shard list", out+errOut)
+
+	start := time.Now().UTC().Add(-3 * time.Hour).Format("2006-01-02 15:04:05")
+	_, errOut, code = run(t, nil, "table", "create", "cond", "--db", coord,
+		"--columns", "time timestamptz not null, device integer not null, data1 float8, data2 float8",
+		"--interval", "1 hour", "--premake", "2", "--shard-by", "device", "--shards", "4")
+	if code != 0 {
+		t.Fatalf("table create --shard-by: %d\n%s", code, errOut)
+	}
+	out, errOut, code = run(t, nil, "load", "cond", "--db", coord, "--generate", "conditions", "--rows", "30000",
+		"--devices", "20", "--width", "2", "--start", start, "--load-id", "l1", "--workers", "1", "--batch-size", "1000")
+	if code != 0 || !strings.Contains(errOut, "loaded 30,000 rows") || !strings.Contains(errOut, "2 shards") {
+		t.Fatalf("load: %d\n%s%s", code, out, errOut)
+	}
+	noPassword("load", out+errOut)
+	// the same load again: everything already loaded
+	_, errOut, code = run(t, nil, "load", "cond", "--db", coord, "--generate", "conditions", "--rows", "30000",
+		"--devices", "20", "--width", "2", "--start", start, "--load-id", "l1", "--workers", "1", "--batch-size", "1000")
+	if code != 0 || !strings.Contains(errOut, "already loaded 30,000") {
+		t.Fatalf("load again: %d\n%s", code, errOut)
+	}
+	pool := pgtest.PoolFor(t, coord)
+	var n int64
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM cond`).Scan(&n); err != nil || n != 30000 {
+		t.Fatalf("count %d, %v", n, err)
+	}
+	if _, errOut, code = run(t, nil, "maintain", "--db", coord); code != 0 || !strings.Contains(errOut, "maintained shard") {
+		t.Fatalf("maintain: %d\n%s", code, errOut)
+	}
+	if _, errOut, code = run(t, nil, "shard", "remove", "a", "--db", coord); code == 0 || !strings.Contains(errOut, "holds partitions") {
+		t.Fatalf("removing a shard in use: %d\n%s", code, errOut)
+	}
+}

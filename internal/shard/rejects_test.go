@@ -1,0 +1,77 @@
+package shard
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/pgts/pgts/internal/copyload"
+	"github.com/pgts/pgts/internal/records"
+)
+
+type memRejects struct {
+	mu sync.Mutex
+	rs []copyload.Reject
+}
+
+func (m *memRejects) Reject(r copyload.Reject) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.rs = append(m.rs, r)
+	return nil
+}
+
+// TestLoadRejects: a CSV input's bad rows are rejected with their line,
+// column and reason, whether the splitter refuses them (a shard key the
+// column's type refuses, an unparsable record) or a partition's loader
+// does (a bad value, a NULL time); the good rows load; the counts add up.
+func TestLoadRejects(t *testing.T) {
+	ctx := context.Background()
+	cl := newCluster(t, 2)
+	shardedConditions(t, cl, "cond", 4)
+	now := time.Now().UTC().Add(-time.Hour).Format("2006-01-02 15:04:05")
+	lines := []string{
+		now + ",1,1.5,2.5",     // 1 good
+		now + ",abc,1.5,2.5",   // 2 shard key not an integer
+		now + ",2,oops,2.5",    // 3 bad float
+		",3,1,1",               // 4 NULL time
+		now + ",4,1,1,extra",   // 5 field count
+		now + `,5,"unclosed,1`, // 6 unterminated quote: a record error at the end
+	}
+	rd, err := records.NewReader(strings.NewReader(strings.Join(lines, "\n")+"\n"), records.DefaultOptions(records.CSV))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rj := &memRejects{}
+	cfg := baseLoadConfig()
+	cfg.Rejects = rj
+	sum, err := cl.c.Load(ctx, "cond", []Input{{Name: "in.csv", Reader: rd}}, LoadConfig{Load: cfg, Columns: genNames, Logger: testLog(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Loaded != 1 || sum.Read != sum.Loaded+sum.Rejected+sum.Skipped+sum.NotLoaded || sum.Rejected != int64(len(rj.rs)) {
+		t.Fatalf("summary %+v, %d rejects", sum, len(rj.rs))
+	}
+	got := map[int64]copyload.Reject{}
+	for _, r := range rj.rs {
+		got[r.Line] = r
+	}
+	for line, want := range map[int64]string{2: "device", 3: "data1", 4: "time", 5: ""} {
+		r, ok := got[line]
+		if !ok {
+			t.Errorf("line %d not rejected; rejects: %+v", line, rj.rs)
+			continue
+		}
+		if r.Column != want || r.Reason == "" || r.Source != "in.csv" {
+			t.Errorf("line %d: %+v, want column %q with a reason", line, r, want)
+		}
+	}
+	if r := got[2]; !strings.Contains(r.Reason, "integer") {
+		t.Errorf("line 2's reason %q does not name the type", r.Reason)
+	}
+	if n := scalar(t, cl.coord, `SELECT count(*) FROM cond`); n != 1 {
+		t.Fatalf("%d rows stored", n)
+	}
+}
