@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -39,49 +38,27 @@ const maxFetchValues = 2_000_000
 // can be both a leaf and a branch. Tagged series (name;k=v) are outside
 // the tree, as graphite-web keeps them: they are reached by name or by
 // seriesByTag (TaggedKeys), never by a pattern. Patterns are compiled to
-// linear-time matchers; see ErrPattern for malformed ones.
+// linear-time matchers and walk the registry's tree of names (see
+// index), looking literal nodes up directly; see ErrPattern for
+// malformed ones. Safe for concurrent use with Add, Fetch and Flush.
 func (s *Store) Find(ctx context.Context, pattern string) ([]Node, error) {
-	g, err := compileGlob(pattern)
+	nodes, err := compileNodes(pattern)
 	if err != nil {
 		return nil, err
 	}
-	found := map[Node]bool{}
-	decided := map[string]bool{}
-	for i := range s.shard {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		sh := &s.shard[i]
-		sh.mu.Lock()
-		for key := range sh.m {
-			if strings.IndexByte(key, ';') >= 0 {
-				continue
-			}
-			prefix, leaf, ok := firstNodes(key, g.nodes)
-			if !ok {
-				continue
-			}
-			m, seen := decided[prefix]
-			if !seen {
-				m = g.match(prefix)
-				decided[prefix] = m
-			}
-			if !m {
-				continue
-			}
-			if leaf {
-				found[Node{Path: key, Leaf: true}] = true
-			} else {
-				found[Node{Path: prefix}] = true
-			}
-		}
-		sh.mu.Unlock()
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
-	nodes := make([]Node, 0, len(found))
-	for n := range found {
-		nodes = append(nodes, n)
-	}
-	slices.SortFunc(nodes, func(a, b Node) int {
+	var found []Node
+	s.idx.find(nodes, func(path string, leaf, branch bool) {
+		if branch {
+			found = append(found, Node{Path: path})
+		}
+		if leaf {
+			found = append(found, Node{Path: path, Leaf: true})
+		}
+	})
+	slices.SortFunc(found, func(a, b Node) int {
 		if c := cmp.Compare(a.Path, b.Path); c != 0 {
 			return c
 		}
@@ -93,27 +70,7 @@ func (s *Store) Find(ctx context.Context, pattern string) ([]Node, error) {
 		}
 		return -1
 	})
-	return nodes, nil
-}
-
-// firstNodes returns the first n dot-separated nodes of name, and whether
-// that is all of it; ok is false when name has fewer nodes.
-func firstNodes(name string, n int) (prefix string, leaf, ok bool) {
-	i := 0
-	for k := 0; k < n; k++ {
-		j := strings.IndexByte(name[i:], '.')
-		if j < 0 {
-			if k == n-1 {
-				return name, true, true
-			}
-			return "", false, false
-		}
-		if k == n-1 {
-			return name[:i+j], false, true
-		}
-		i += j + 1
-	}
-	return "", false, false
+	return found, nil
 }
 
 // resolution is where Fetch reads a series from.
