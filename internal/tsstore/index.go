@@ -35,12 +35,25 @@ type treeNode struct {
 	leaf     bool                 // a key ends here
 }
 
-// add indexes a key added to the registry. A key must be added once.
-func (ix *index) add(key string) {
+// Estimated heap bytes of the index's parts, for the store's memory
+// accounting: a new map (a small Go map's header and first group), a
+// tree node with its parent's map slot, a key's slot in keys, a posting
+// entry.
+const (
+	idxMapBytes     = 208
+	idxNodeBytes    = 48
+	idxKeyBytes     = 20
+	idxPostingBytes = 6
+)
+
+// add indexes a key added to the registry and returns the heap bytes it
+// is estimated to have taken. A key must be added once.
+func (ix *index) add(key string) (bytes int64) {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	ord := int32(len(ix.keys))
 	ix.keys = append(ix.keys, key)
+	bytes = idxKeyBytes
 	metric, rest, tagged := strings.Cut(key, ";")
 	if !tagged {
 		n := &ix.root
@@ -49,27 +62,31 @@ func (ix *index) add(key string) {
 			if c == nil {
 				if n.children == nil {
 					n.children = map[string]*treeNode{}
+					bytes += idxMapBytes
 				}
 				c = &treeNode{}
 				n.children[part] = c
+				bytes += idxNodeBytes
 			}
 			n = c
 		}
 		n.leaf = true
-		return
+		return bytes
 	}
 	ix.tagged = append(ix.tagged, ord)
-	ix.post1("name", strings.TrimLeft(metric, "~"), ord)
+	bytes += ix.post1("name", strings.TrimLeft(metric, "~"), ord)
 	for rest != "" {
 		var seg string
 		seg, rest, _ = strings.Cut(rest, ";")
 		k, v, _ := strings.Cut(seg, "=")
-		ix.post1(k, v, ord)
+		bytes += ix.post1(k, v, ord)
 	}
+	return bytes
 }
 
-// post1 appends ord to the postings of k=v, once.
-func (ix *index) post1(k, v string, ord int32) {
+// post1 appends ord to the postings of k=v, once, and returns the heap
+// bytes it is estimated to have taken.
+func (ix *index) post1(k, v string, ord int32) (bytes int64) {
 	if ix.post == nil {
 		ix.post = map[string]map[string][]int32{}
 	}
@@ -77,12 +94,17 @@ func (ix *index) post1(k, v string, ord int32) {
 	if vals == nil {
 		vals = map[string][]int32{}
 		ix.post[k] = vals
+		bytes += idxMapBytes
 	}
 	p := vals[v]
 	if len(p) > 0 && p[len(p)-1] == ord {
-		return // a tag given twice with one value
+		return bytes // a tag given twice with one value
+	}
+	if p == nil {
+		bytes += idxNodeBytes
 	}
 	vals[v] = append(p, ord)
+	return bytes + idxPostingBytes
 }
 
 // TagCond is a condition on one tag of a tagged series for
