@@ -94,13 +94,19 @@ def timed(url):
 
 
 def latency(base, q, n):
+    """(p50, p99) in seconds, or None when the system refuses the request."""
     url = base + "/render?" + urllib.parse.urlencode(q)
-    timed(url)  # warm
+    try:
+        timed(url)  # warm
+    except RuntimeError as e:
+        log("refused: %s" % e)
+        return None
     xs = sorted(timed(url) for _ in range(n))
     return statistics.median(xs), xs[min(len(xs) - 1, int(round(0.99 * (len(xs) - 1))))]
 
 
 def throughput(base, reqs, clients, seconds):
+    """Requests/s of every request the system answers, asked in turn."""
     urls = [base + "/render?" + urllib.parse.urlencode(q) for _, q in reqs]
     done = [0]
     lock = threading.Lock()
@@ -160,8 +166,9 @@ def main():
             res = {}
             for label, q in requests(args):
                 res[label] = latency(s.url, q, args.requests)
-                log("%s %s: p50 %.1f ms" % (name, label, res[label][0] * 1e3))
-            res["rps"] = throughput(s.url, requests(args), args.clients, args.seconds)
+                if res[label]:
+                    log("%s %s: p50 %.1f ms" % (name, label, res[label][0] * 1e3))
+            res["rps"] = throughput(s.url, [r for r in requests(args) if res[r[0]]], args.clients, args.seconds)
             log("%s: %.1f requests/s under %d clients" % (name, res["rps"], args.clients))
             results[name] = res
     finally:
@@ -175,9 +182,10 @@ def main():
     for label, _ in requests(args):
         p = results["pgts"][label]
         gg = g.get(label)
-        ratio = "%.2f" % (p[0] / gg[0]) if gg else "-"
+        ratio = "%.2f" % (p[0] / gg[0]) if gg and p else "-"
+        ps = ("%.1f ms | %.1f ms" % (p[0] * 1e3, p[1] * 1e3)) if p else "refused | -"
         gs = ("%.1f ms | %.1f ms" % (gg[0] * 1e3, gg[1] * 1e3)) if gg else "- | -"
-        print("| %s | %.1f ms | %.1f ms | %s | %s |" % (label, p[0] * 1e3, p[1] * 1e3, gs, ratio))
+        print("| %s | %s | %s | %s |" % (label, ps, gs, ratio))
     grps = g.get("rps")
     print("| all of the above from %d clients, requests/s | %.1f | | %s | | %s |" % (
         args.clients, results["pgts"]["rps"], "%.1f" % grps if grps else "-",
