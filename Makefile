@@ -6,7 +6,7 @@ BIN     := bin/pgts
 VERSION := $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X github.com/pgts/pgts/internal/cli.Version=$(VERSION)
 
-.PHONY: all build deps test-deps demo test fmt-check vet parity bench-load bench-bulk bench-insert bench-partition bench-serve bench-events bench-memory clean
+.PHONY: all build deps test-deps demo test fmt-check vet parity bench-render bench-load bench-bulk bench-insert bench-partition bench-serve bench-events bench-memory clean
 
 all: build
 
@@ -47,6 +47,15 @@ parity:
 REPEAT ?= 3
 BATCHES ?= 1000
 STAMP := $(shell date -u +%Y%m%dT%H%M%SZ)
+
+# bench-render: render latency (p50, p99) and requests/s of typical Grafana
+# requests, pgts serve beside graphite-web 1.1.10 under gunicorn on the
+# same points (scripts/parity/bench_render.py; RENDER_ARGS to resize).
+RENDER_ARGS ?=
+bench-render:
+	@scripts/parity/setup
+	@mkdir -p bench-results
+	.parity/venv/bin/python scripts/parity/bench_render.py $(RENDER_ARGS) | tee bench-results/render.md
 
 # bench-load: the loader against psql COPY on the conditions data (10 M rows,
 # width 5, weekly partitions), with a time index, then with (device, time) too.

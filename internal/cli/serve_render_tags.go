@@ -2,27 +2,34 @@ package cli
 
 import (
 	"context"
-	"strings"
 
 	"github.com/pgts/pgts/internal/render"
+	"github.com/pgts/pgts/internal/tsstore"
 )
 
 // FindTagged implements render.TagSource over the store's tagged series
-// keys (name;k=v;..., keys sorted). It narrows the scan by the terms that
-// need an exact name; the render API applies every term afterwards.
+// keys (name;k=v;..., keys sorted). The positive terms (those the empty
+// value fails: "=" with a value, "=~" not matching "") are looked up in
+// the store's inverted index of tag values; the render API applies every
+// term to what they select. Without a positive term (only the /tags
+// endpoints ask so) every tagged key is returned.
 func (r renderSource) FindTagged(ctx context.Context, terms []render.TagTerm) ([]string, error) {
-	name := ""
+	var conds []tsstore.TagCond
 	for _, t := range terms {
-		if t.Tag == "name" && t.Op == "=" && t.Value != "" {
-			name = t.Value
+		match, err := t.Matcher()
+		if err != nil {
+			return nil, err
+		}
+		switch {
+		case match(""):
+			// Also selects series without the tag: not a narrowing term.
+		case t.Op == "=":
+			conds = append(conds, tsstore.TagCond{Tag: t.Tag, Value: t.Value})
+		default:
+			conds = append(conds, tsstore.TagCond{Tag: t.Tag, Match: match})
 		}
 	}
-	var keep func(string) bool
-	if name != "" {
-		prefix := name + ";"
-		keep = func(k string) bool { return strings.HasPrefix(k, prefix) }
-	}
-	return r.s.TaggedKeys(ctx, keep)
+	return r.s.TaggedKeysWhere(ctx, conds)
 }
 
 // renderSource must offer tags to the render API.

@@ -163,7 +163,8 @@ func (h *Handler) serveRender(w http.ResponseWriter, r *http.Request) {
 		}
 		exprs = append(exprs, e)
 	}
-	format := "json"
+	// graphite-web draws a PNG when no format (or an empty one) is given.
+	format := "png"
 	if f.Has("rawData") {
 		format = "raw"
 	}

@@ -2,6 +2,7 @@ package render
 
 import (
 	"flag"
+	"maps"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -76,8 +77,15 @@ func testHandler(t testing.TB, src Source) *Handler {
 }
 
 // get issues a GET and returns status and body.
+//
+// A /render request without format or rawData asks for JSON here, the
+// format most tests read; the default, PNG, has its own test.
 func get(t testing.TB, h http.Handler, path string, q url.Values) (int, string) {
 	t.Helper()
+	if path == "/render" && !q.Has("format") && !q.Has("rawData") {
+		q = maps.Clone(q)
+		q.Set("format", "json")
+	}
 	req := httptest.NewRequest(http.MethodGet, path+"?"+q.Encode(), nil)
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, req)

@@ -38,3 +38,27 @@ func TestRenderImage(t *testing.T) {
 		t.Errorf("empty svg: %d %.300s", code, body)
 	}
 }
+
+// TestRenderDefaultFormat: without format (or with an empty one) the
+// answer is a PNG, as graphite-web's; rawData alone still asks for raw.
+func TestRenderDefaultFormat(t *testing.T) {
+	h := testHandler(t, testSource())
+	for _, q := range []url.Values{
+		{"target": {"servers.web1.cpu"}, "from": {"-10min"}},
+		{"target": {"servers.web1.cpu"}, "from": {"-10min"}, "format": {""}},
+	} {
+		req := httptest.NewRequest(http.MethodGet, "/render?"+q.Encode(), nil)
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code != http.StatusOK || rec.Header().Get("Content-Type") != "image/png" {
+			t.Fatalf("%s: %d %s %.200s", q.Encode(), rec.Code, rec.Header().Get("Content-Type"), rec.Body.String())
+		}
+		if _, err := png.Decode(bytes.NewReader(rec.Body.Bytes())); err != nil {
+			t.Errorf("%s: %v", q.Encode(), err)
+		}
+	}
+	code, body := get(t, h, "/render", url.Values{"target": {"servers.web1.cpu"}, "from": {"-10min"}, "rawData": {"1"}})
+	if code != http.StatusOK || !strings.HasPrefix(body, "servers.web1.cpu,") {
+		t.Errorf("rawData: %d %.200s", code, body)
+	}
+}

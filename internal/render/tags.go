@@ -52,24 +52,11 @@ func compileTagFilter(terms []TagTerm) (*tagFilter, error) {
 	f := &tagFilter{terms: terms, res: make([]*regexp.Regexp, len(terms))}
 	allEmpty := true
 	for i, t := range terms {
-		switch t.Op {
-		case "=~", "!=~":
-			spec := t.Value
-			if !strings.HasPrefix(spec, "^") {
-				spec = "^(" + spec + ")"
-			}
-			if len(spec) > maxRegexpLen {
-				return nil, inputErrorf("seriesByTag: expression longer than %d bytes", maxRegexpLen)
-			}
-			re, err := regexp.Compile(spec)
-			if err != nil {
-				return nil, inputErrorf("seriesByTag: invalid regular expression %q: %v", t.Value, err)
-			}
-			f.res[i] = re
-		case "=", "!=":
-		default:
-			return nil, inputErrorf("seriesByTag: invalid operator %q", t.Op)
+		re, err := t.regexp()
+		if err != nil {
+			return nil, err
 		}
+		f.res[i] = re
 		if !f.matchValue(i, "") {
 			allEmpty = false
 		}
@@ -78,6 +65,43 @@ func compileTagFilter(terms []TagTerm) (*tagFilter, error) {
 		return nil, inputErrorf("At least one tagspec must not match the empty string")
 	}
 	return f, nil
+}
+
+// regexp compiles the expression of a "=~" or "!=~" term, anchored at
+// the start as graphite-web anchors it; nil for "=" and "!=".
+func (t TagTerm) regexp() (*regexp.Regexp, error) {
+	switch t.Op {
+	case "=", "!=":
+		return nil, nil
+	case "=~", "!=~":
+	default:
+		return nil, inputErrorf("seriesByTag: invalid operator %q", t.Op)
+	}
+	spec := t.Value
+	if !strings.HasPrefix(spec, "^") {
+		spec = "^(" + spec + ")"
+	}
+	if len(spec) > maxRegexpLen {
+		return nil, inputErrorf("seriesByTag: expression longer than %d bytes", maxRegexpLen)
+	}
+	re, err := regexp.Compile(spec)
+	if err != nil {
+		return nil, inputErrorf("seriesByTag: invalid regular expression %q: %v", t.Value, err)
+	}
+	return re, nil
+}
+
+// Matcher returns the test seriesByTag applies to the value of t.Tag
+// ("" for a series without the tag), for a [TagSource] narrowing its
+// candidates: a term whose test passes "" is not a positive one and
+// cannot narrow by itself. The test is safe for concurrent use.
+func (t TagTerm) Matcher() (func(value string) bool, error) {
+	re, err := t.regexp()
+	if err != nil {
+		return nil, err
+	}
+	f := &tagFilter{terms: []TagTerm{t}, res: []*regexp.Regexp{re}}
+	return func(v string) bool { return f.matchValue(0, v) }, nil
 }
 
 func (f *tagFilter) matchValue(i int, v string) bool {

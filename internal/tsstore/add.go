@@ -169,6 +169,7 @@ func (s *Store) addPoint(p *ingest.Point, rules []rra.Rule, now int64) error {
 			x.ds = rra.NewDS(x.sch.schema)
 		}
 		sh.m[key] = x
+		s.mem.add(s.idx.add(key))
 		sh.fresh = append(sh.fresh, x)
 		s.nSeries.Add(1)
 		need -= x.baseBytes()

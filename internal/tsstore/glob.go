@@ -53,6 +53,37 @@ func compileGlob(pattern string) (*glob, error) {
 	return &glob{re: re, nodes: strings.Count(pattern, ".") + 1}, nil
 }
 
+// nodeMatcher matches one node of a pattern: literal when re is nil.
+type nodeMatcher struct {
+	literal string
+	re      *regexp.Regexp
+}
+
+// compileNodes compiles a Graphite pattern into one matcher per node, for
+// walking the tree of names: a node without wildcards is a literal.
+// Errors are compileGlob's.
+func compileNodes(pattern string) ([]nodeMatcher, error) {
+	if _, err := compileGlob(pattern); err != nil {
+		return nil, err
+	}
+	// A valid pattern has no dot inside braces or brackets: it splits
+	// into nodes at every dot.
+	parts := strings.Split(pattern, ".")
+	out := make([]nodeMatcher, len(parts))
+	for i, part := range parts {
+		if !strings.ContainsAny(part, "*?[{") {
+			out[i].literal = part
+			continue
+		}
+		g, err := compileGlob(part)
+		if err != nil {
+			return nil, err
+		}
+		out[i].re = g.re
+	}
+	return out, nil
+}
+
 // match reports whether path (of g.nodes nodes) matches.
 func (g *glob) match(path string) bool { return g.re.MatchString(path) }
 

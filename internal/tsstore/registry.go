@@ -349,6 +349,7 @@ func (s *Store) load(ctx context.Context) error {
 		}
 		sh := s.shardOf(key)
 		sh.m[key] = x
+		s.mem.add(s.idx.add(key))
 		byID[id] = x
 		s.mem.add(x.baseBytes())
 		return nil

@@ -48,6 +48,7 @@ type Store struct {
 	rules atomic.Pointer[[]rra.Rule]
 	seed  maphash.Seed
 	shard [shards]shard
+	idx   index // every key of the shards' maps, for Find and tag queries
 
 	regMu    sync.Mutex             // guards schemas and bundles
 	schemas  map[string]*schemaInfo // by identity text

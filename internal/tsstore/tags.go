@@ -3,7 +3,6 @@ package tsstore
 import (
 	"context"
 	"slices"
-	"strings"
 )
 
 // TaggedKeys returns the keys of the tagged series, Graphite's
@@ -11,25 +10,34 @@ import (
 // (nil keeps all), sorted. The Graphite render API selects them with
 // seriesByTag and the /tags endpoints; a glob never does.
 //
-// keep runs with a shard lock held: it must be quick and must not call
-// the Store. Safe for concurrent use with Add, Fetch and Find. The scan
-// is over the series registry in memory (every registered series is
-// there from Open on), about a microsecond per thousand keys.
+// keep runs without any lock held. Safe for concurrent use with Add, Fetch
+// and Find. It visits every tagged key; TaggedKeysWhere narrows by tag
+// values first.
 func (s *Store) TaggedKeys(ctx context.Context, keep func(key string) bool) ([]string, error) {
-	var out []string
-	for i := range s.shard {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		sh := &s.shard[i]
-		sh.mu.Lock()
-		for key := range sh.m {
-			if strings.IndexByte(key, ';') >= 0 && (keep == nil || keep(key)) {
-				out = append(out, key)
-			}
-		}
-		sh.mu.Unlock()
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
+	all := s.idx.taggedWhere(nil)
+	out := all[:0]
+	for _, k := range all {
+		if keep == nil || keep(k) {
+			out = append(out, k)
+		}
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// TaggedKeysWhere returns the keys of the tagged series satisfying every
+// condition (all tagged keys when there is none), sorted, looked up in
+// the registry's inverted index of tag values (see TagCond): the cost is
+// that of the posting lists involved, not of the registry's size. Safe
+// for concurrent use with Add, Fetch and Find.
+func (s *Store) TaggedKeysWhere(ctx context.Context, conds []TagCond) ([]string, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	out := s.idx.taggedWhere(conds)
 	slices.Sort(out)
 	return out, nil
 }

@@ -284,6 +284,9 @@ func (e *entry) tags() ([]ingest.Tag, error) {
 		if err := ingest.ValidTagBytes(k, v, d.limits); err != nil {
 			return nil, err
 		}
+		if err := ingest.GraphiteTagBytes(k, v); err != nil {
+			return nil, err
+		}
 		d.tags = append(d.tags, ingest.Tag{Key: d.intern.String(k), Value: d.intern.String(v)})
 	}
 	if err := ingest.SortTags(d.tags); err != nil {
@@ -308,6 +311,10 @@ func (e *entry) name(field []byte) (string, error) {
 		return name, nil
 	}
 	if err := ingest.ValidNameBytes(d.key, d.limits); err != nil {
+		return "", err
+	}
+	// "measurement.field" never consists of '~' alone, tagged or not.
+	if err := ingest.GraphiteNameBytes(d.key, false); err != nil {
 		return "", err
 	}
 	name := d.intern.String(d.key)

@@ -121,6 +121,18 @@ func TestDecodeBadLines(t *testing.T) {
 		{"space in name", nil, "m\\ x v=1", Nanosecond, ingest.ErrName},
 		{"non-ASCII name", nil, "mé v=1", Nanosecond, ingest.ErrName},
 		{"invalid UTF-8", &utf8, "m\xff v=1", Nanosecond, ingest.ErrSyntax},
+		// Graphite 1.1's tag rules (carbon's TaggedSeries), since these
+		// series are rendered as "m.f;k=v".
+		{"tag key with ';'", nil, "m,k;x=a v=1", Nanosecond, ingest.ErrTag},
+		{"tag key with '!'", nil, "m,k!=a v=1", Nanosecond, ingest.ErrTag},
+		{"tag key with '^'", nil, "m,k^=a v=1", Nanosecond, ingest.ErrTag},
+		{"tag key with '='", nil, `m,k\=x=a v=1`, Nanosecond, ingest.ErrTag},
+		{"tag value with ';'", nil, "m,k=a;b v=1", Nanosecond, ingest.ErrTag},
+		{"tag value starting with '~'", nil, "m,k=~a v=1", Nanosecond, ingest.ErrTag},
+		{"tag key name", nil, "m,name=a v=1", Nanosecond, ingest.ErrTag},
+		{"measurement with ';'", nil, "m;x v=1", Nanosecond, ingest.ErrName},
+		{"field with ';'", nil, "m f;x=1", Nanosecond, ingest.ErrName},
+		{"tagged measurement with ';'", nil, "m;x,k=a v=1", Nanosecond, ingest.ErrName},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -306,11 +306,17 @@ func (d *Decoder) seriesOf(labels int) (string, []ingest.Tag, error) {
 			if err := ingest.ValidTagBytes(k, v, d.limits); err != nil {
 				return "", nil, err
 			}
+			if err := ingest.GraphiteTagBytes(k, v); err != nil {
+				return "", nil, err
+			}
 			d.tags = append(d.tags, ingest.Tag{Key: d.intern.String(k), Value: d.intern.String(v)})
 		}
 	}
 	if !haveName {
 		return "", nil, fmt.Errorf("%w: no %s label", ingest.ErrName, nameLabel)
+	}
+	if err := ingest.GraphiteNameBytes([]byte(name), len(d.tags) > 0); err != nil {
+		return "", nil, err
 	}
 	if err := ingest.SortTags(d.tags); err != nil {
 		return "", nil, err

@@ -13,7 +13,11 @@
 //     exemplars and fields unknown to this package are skipped; native
 //     histograms are skipped and counted as ignored.
 //   - series: a TimeSeries. Its __name__ label is the point name, its
-//     other labels the point tags; each sample is one point.
+//     other labels the point tags; each sample is one point. Names and
+//     labels must also pass Graphite 1.1's tag rules (see
+//     ingest.GraphiteTagBytes), since the render API names the series
+//     "name;k=v": a label "name", ";!^=" in a label name, ';' in a
+//     name or value, or a value starting with '~' refuses the series.
 //   - snappy bomb: a small body announcing a huge decompressed size. The
 //     size is read from the snappy header and checked against
 //     MaxDecodedBytes, and against the most snappy can expand the body,

@@ -1,0 +1,251 @@
+package tsstore
+
+import (
+	"slices"
+	"strings"
+	"sync"
+)
+
+// index is the lookup structure of the series registry, so that Find and
+// the tag queries of the render API answer without scanning every key:
+//
+//   - untagged keys sit in a tree of their dot-separated nodes (Find walks
+//     it node by node, looking literal nodes up directly);
+//   - tagged keys ("name;k1=v1;k2=v2") have an inverted index tag →
+//     value → the ordinals of the series holding it, ascending. The
+//     metric name is indexed as the tag "name", leading '~' stripped, as
+//     Graphite names it.
+//
+// Series are never removed, so ordinals (the order of insertion) are
+// stable and posting lists grow by appending. The zero value is ready.
+// Safe for concurrent use: add takes the write lock, lookups the read
+// lock; callers may hold a shard lock when calling add, and no method
+// takes a shard lock, so index locks always come last.
+type index struct {
+	mu     sync.RWMutex
+	keys   []string // by ordinal
+	root   treeNode
+	tagged []int32                       // ordinals of the tagged keys, ascending
+	post   map[string]map[string][]int32 // tag → value → ordinals, ascending
+}
+
+// treeNode is one node of the tree of untagged keys.
+type treeNode struct {
+	children map[string]*treeNode // nil until it has one
+	leaf     bool                 // a key ends here
+}
+
+// Estimated heap bytes of the index's parts, for the store's memory
+// accounting: a new map (a small Go map's header and first group), a
+// tree node with its parent's map slot, a key's slot in keys, a posting
+// entry.
+const (
+	idxMapBytes     = 208
+	idxNodeBytes    = 48
+	idxKeyBytes     = 20
+	idxPostingBytes = 6
+)
+
+// add indexes a key added to the registry and returns the heap bytes it
+// is estimated to have taken. A key must be added once.
+func (ix *index) add(key string) (bytes int64) {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	ord := int32(len(ix.keys))
+	ix.keys = append(ix.keys, key)
+	bytes = idxKeyBytes
+	metric, rest, tagged := strings.Cut(key, ";")
+	if !tagged {
+		n := &ix.root
+		for part := range strings.SplitSeq(key, ".") {
+			c := n.children[part]
+			if c == nil {
+				if n.children == nil {
+					n.children = map[string]*treeNode{}
+					bytes += idxMapBytes
+				}
+				c = &treeNode{}
+				n.children[part] = c
+				bytes += idxNodeBytes
+			}
+			n = c
+		}
+		n.leaf = true
+		return bytes
+	}
+	ix.tagged = append(ix.tagged, ord)
+	bytes += ix.post1("name", strings.TrimLeft(metric, "~"), ord)
+	for rest != "" {
+		var seg string
+		seg, rest, _ = strings.Cut(rest, ";")
+		k, v, _ := strings.Cut(seg, "=")
+		bytes += ix.post1(k, v, ord)
+	}
+	return bytes
+}
+
+// post1 appends ord to the postings of k=v, once, and returns the heap
+// bytes it is estimated to have taken.
+func (ix *index) post1(k, v string, ord int32) (bytes int64) {
+	if ix.post == nil {
+		ix.post = map[string]map[string][]int32{}
+	}
+	vals := ix.post[k]
+	if vals == nil {
+		vals = map[string][]int32{}
+		ix.post[k] = vals
+		bytes += idxMapBytes
+	}
+	p := vals[v]
+	if len(p) > 0 && p[len(p)-1] == ord {
+		return bytes // a tag given twice with one value
+	}
+	if p == nil {
+		bytes += idxNodeBytes
+	}
+	vals[v] = append(p, ord)
+	return bytes + idxPostingBytes
+}
+
+// TagCond is a condition on one tag of a tagged series for
+// Store.TaggedKeysWhere: the tag's value is Value, or, when Match is not
+// nil, a value for which Match is true. A series without the tag fails
+// it, so a condition must not be one the empty value satisfies (Graphite's
+// positive terms: "=" with a value, "=~" not matching ""); "!=" and "!=~"
+// terms are the caller's to apply to what the positive ones select.
+// Match is called with the index's read lock held: it must be quick and
+// must not call the Store.
+type TagCond struct {
+	Tag, Value string
+	Match      func(value string) bool
+}
+
+// taggedWhere returns the tagged keys satisfying every condition (every
+// tagged key when there is none), in ordinal order.
+func (ix *index) taggedWhere(conds []TagCond) []string {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	var cur []int32
+	if len(conds) == 0 {
+		cur = ix.tagged
+	}
+	// Exact conditions first: their lists are ready, usually short.
+	conds = slices.Clone(conds)
+	slices.SortStableFunc(conds, func(a, b TagCond) int {
+		switch {
+		case (a.Match == nil) == (b.Match == nil):
+			return 0
+		case a.Match == nil:
+			return -1
+		}
+		return 1
+	})
+	for i, c := range conds {
+		var list []int32
+		vals := ix.post[c.Tag]
+		if c.Match == nil {
+			list = vals[c.Value]
+		} else {
+			var lists [][]int32
+			for v, p := range vals {
+				if c.Match(v) {
+					lists = append(lists, p)
+				}
+			}
+			list = unionSorted(lists)
+		}
+		if i == 0 {
+			cur = list
+		} else {
+			cur = intersectSorted(cur, list)
+		}
+		if len(cur) == 0 {
+			return nil
+		}
+	}
+	out := make([]string, len(cur))
+	for i, o := range cur {
+		out[i] = ix.keys[o]
+	}
+	return out
+}
+
+// unionSorted merges ascending lists into one ascending list without
+// duplicates; one list is returned as is (not to be modified).
+func unionSorted(lists [][]int32) []int32 {
+	switch len(lists) {
+	case 0:
+		return nil
+	case 1:
+		return lists[0]
+	}
+	n := 0
+	for _, l := range lists {
+		n += len(l)
+	}
+	out := make([]int32, 0, n)
+	for _, l := range lists {
+		out = append(out, l...)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// intersectSorted returns the ordinals in both ascending lists, in a new
+// slice.
+func intersectSorted(a, b []int32) []int32 {
+	if len(a) > len(b) {
+		a, b = b, a
+	}
+	out := make([]int32, 0, len(a))
+	j := 0
+	for _, x := range a {
+		// Gallop over b: a is usually much shorter.
+		k, found := slices.BinarySearch(b[j:], x)
+		j += k
+		if found {
+			out = append(out, x)
+			j++
+		}
+		if j >= len(b) {
+			break
+		}
+	}
+	return out
+}
+
+// find walks the tree of untagged keys with the per-node matchers of a
+// pattern and calls emit for each node reached at the pattern's depth:
+// path is its dotted path; leaf is whether a key ends there, branch
+// whether longer keys continue below it.
+func (ix *index) find(nodes []nodeMatcher, emit func(path string, leaf, branch bool)) {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	var walk func(n *treeNode, depth int, path string)
+	walk = func(n *treeNode, depth int, path string) {
+		visit := func(part string, c *treeNode) {
+			p := part
+			if depth > 0 {
+				p = path + "." + part
+			}
+			if depth == len(nodes)-1 {
+				emit(p, c.leaf, len(c.children) > 0)
+				return
+			}
+			walk(c, depth+1, p)
+		}
+		m := nodes[depth]
+		if m.re == nil {
+			if c := n.children[m.literal]; c != nil {
+				visit(m.literal, c)
+			}
+			return
+		}
+		for part, c := range n.children {
+			if m.re.MatchString(part) {
+				visit(part, c)
+			}
+		}
+	}
+	walk(&ix.root, 0, "")
+}

@@ -1,0 +1,153 @@
+package tsstore
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/pgts/pgts/internal/ingest"
+	"github.com/pgts/pgts/internal/rra"
+)
+
+// TestFetchWholeSlots: a Fetch of many series of one segment reads whole
+// slots, of a few scattered ones one row per position; both give every
+// series its own values, across two segments, with never-written
+// positions and slots unknown.
+func TestFetchWholeSlots(t *testing.T) {
+	ctx := context.Background()
+	c := &clock{now: time.Unix(base+3600, 0)}
+	cfg := testConfig(t, c)
+	cfg.Raw = nil
+	cfg.Rules = []rra.Rule{rule(t, `.`, "60s", "", "60s:1d")}
+	s := open(t, newPool(t), cfg)
+	const n = 450 // three segments' worth of ids, the first partly
+	var pts []ingest.Point
+	for i := range n {
+		for k := range 30 {
+			if (i+k)%7 == 0 {
+				continue // a slot never written for this series
+			}
+			pts = append(pts, ingest.Point{Name: fmt.Sprintf("w.s%d", i), Value: float64(i*1000 + k), Time: (base + int64(k)*60) * 1e6})
+		}
+	}
+	if err := s.Add(ctx, pts); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	check := func(idx []int) {
+		t.Helper()
+		names := make([]string, len(idx))
+		for j, i := range idx {
+			names[j] = fmt.Sprintf("w.s%d", i)
+		}
+		got, err := s.Fetch(ctx, names, base, base+29*60, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != len(idx) {
+			t.Fatalf("%d series, want %d", len(got), len(idx))
+		}
+		for j, i := range idx {
+			sr := got[j]
+			if sr.Name != names[j] || sr.Step != 60 {
+				t.Fatalf("series %d: %s step %d", j, sr.Name, sr.Step)
+			}
+			for v, val := range sr.Values {
+				k := int((sr.Start-base)/60) + v
+				want := float64(i*1000 + k)
+				if k >= 30 || (i+k)%7 == 0 {
+					want = math.NaN()
+				}
+				if !(val == want || math.IsNaN(val) && math.IsNaN(want)) {
+					t.Fatalf("%s at %d: %v, want %v", sr.Name, sr.Start+int64(v)*60, val, want)
+				}
+			}
+		}
+	}
+	all := make([]int, n)
+	for i := range all {
+		all[i] = i
+	}
+	check(all)
+	check([]int{3, 170, 201, 399})
+	check([]int{449, 0, 449})
+}
+
+// TestDecodeArray8 decodes PostgreSQL's binary form of int8[] and
+// float8[] with NULLs, and refuses malformed ones.
+func TestDecodeArray8(t *testing.T) {
+	arr := func(lb int, elems ...any) []byte {
+		b := binary.BigEndian.AppendUint32(nil, 1)
+		b = binary.BigEndian.AppendUint32(b, 1)
+		b = binary.BigEndian.AppendUint32(b, 20)
+		b = binary.BigEndian.AppendUint32(b, uint32(len(elems)))
+		b = binary.BigEndian.AppendUint32(b, uint32(lb))
+		for _, e := range elems {
+			if e == nil {
+				b = binary.BigEndian.AppendUint32(b, math.MaxUint32)
+				continue
+			}
+			b = binary.BigEndian.AppendUint32(b, 8)
+			b = binary.BigEndian.AppendUint64(b, uint64(e.(int)))
+		}
+		return b
+	}
+	got := map[int]uint64{}
+	if err := decodeArray8(arr(2, 7, nil, 9), func(pos int, bits uint64) { got[pos] = bits }); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[2] != 7 || got[4] != 9 {
+		t.Errorf("decoded %v", got)
+	}
+	empty := binary.BigEndian.AppendUint32(make([]byte, 0, 12), 0)
+	empty = append(empty, make([]byte, 8)...)
+	if err := decodeArray8(empty, func(int, uint64) { t.Error("element in an empty array") }); err != nil {
+		t.Error(err)
+	}
+	bad := map[string][]byte{
+		"nil":         nil,
+		"short":       {0, 0, 0, 1},
+		"cut":         arr(1, 1, 2)[:30],
+		"lower bound": arr(0, 1),
+		"too long":    arr(SegmentWidth, 1, 2),
+		"4-byte elem": {0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 23, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 4, 0, 0, 0, 1},
+	}
+	for name, b := range bad {
+		if err := decodeArray8(b, func(int, uint64) {}); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+}
+
+func FuzzDecodeArray8(f *testing.F) {
+	f.Add([]byte{0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 20, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 8, 1, 2, 3, 4, 5, 6, 7, 8})
+	f.Add([]byte{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 20})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		_ = decodeArray8(b, func(pos int, _ uint64) {
+			if pos < 1 || pos > SegmentWidth {
+				t.Fatalf("position %d", pos)
+			}
+		})
+	})
+}
+
+func BenchmarkDecodeArray8(b *testing.B) {
+	buf := binary.BigEndian.AppendUint32(nil, 1)
+	buf = binary.BigEndian.AppendUint32(buf, 1)
+	buf = binary.BigEndian.AppendUint32(buf, 701)
+	buf = binary.BigEndian.AppendUint32(buf, SegmentWidth)
+	buf = binary.BigEndian.AppendUint32(buf, 1)
+	for i := range SegmentWidth {
+		buf = binary.BigEndian.AppendUint32(buf, 8)
+		buf = binary.BigEndian.AppendUint64(buf, math.Float64bits(float64(i)))
+	}
+	var sum uint64
+	for b.Loop() {
+		_ = decodeArray8(buf, func(_ int, bits uint64) { sum += bits })
+	}
+}

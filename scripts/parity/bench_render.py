@@ -1,0 +1,197 @@
+"""Render latency: pgts serve beside graphite-web 1.1.10 on the same data.
+
+Both systems are started as the parity suite starts them (scripts/parity/
+daemons.py), except that graphite-web runs under gunicorn with 2 workers, and
+both are fed the same points through the pickle protocol:
+
+  bench.glob.s<i>           --glob series       (a glob, averageSeries)
+  bench.sum.s<i>            --sum series        (sumSeries)
+  bench.tag;dc=<d>;host=h<i> --tagged series    (seriesByTag selects 10)
+
+one point every --every seconds over the last --hours hours. Each request is
+asked --requests times in turn (p50, p99 of the sequential latencies), then
+every request again from --clients concurrent clients for --seconds
+(requests/s). Everything is printed as a Markdown table.
+
+  scripts/parity/setup && .parity/venv/bin/python scripts/parity/bench_render.py
+"""
+
+import argparse
+import concurrent.futures
+import os
+import statistics
+import subprocess
+import sys
+import threading
+import time
+import urllib.parse
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+import daemons  # noqa: E402
+from daemons import log  # noqa: E402
+
+
+class GunicornGraphite(daemons.Graphite):
+    """The parity suite's Graphite with graphite-web under gunicorn."""
+
+    def __init__(self, venv, work, workers):
+        super().__init__(venv, work, "graphite-bench")
+        self.workers = workers
+
+    def start(self):
+        gunicorn = os.path.join(self.venv, "bin", "gunicorn")
+        if not os.path.exists(gunicorn):
+            out = subprocess.run([os.path.join(self.venv, "bin", "pip"), "install", "-q", "gunicorn"], capture_output=True)
+            if out.returncode != 0:
+                raise RuntimeError("installing gunicorn: %s" % (out.stdout + out.stderr).decode())
+        super().start()
+        # replace Django's development server by gunicorn on the same port
+        web = self.procs.pop(0)
+        web.stop()
+        env = self.env()
+        proc = daemons.Proc("gunicorn", [gunicorn, "--workers", str(self.workers), "--bind",
+                                         "127.0.0.1:%d" % self.web_port, "--timeout", "300",
+                                         "graphite.wsgi:application"],
+                            env, os.path.join(self.dir, "gunicorn.log"))
+        self.procs.insert(0, proc)
+        daemons.wait_until("graphite-web under gunicorn",
+                           lambda: proc.check_alive() or daemons.http_get(self.url + "/version", 5)[0] == 200, 60)
+
+
+def points(args, now):
+    glob = ["bench.glob.s%d" % i for i in range(args.glob)]
+    summed = ["bench.sum.s%d" % i for i in range(args.sum)]
+    tagged = ["bench.tag;dc=dc%d;host=h%d" % (i % 4, i) for i in range(args.tagged)]
+    start = now - args.hours * 3600
+    start -= start % args.every
+    out = []
+    for k, name in enumerate(glob + summed + tagged):
+        for j, ts in enumerate(range(start, now, args.every)):
+            out.append((name, ts, float((k * 7 + j) % 100)))
+    return glob + summed + tagged, tagged, out
+
+
+def requests(args):
+    r = []
+    for hours, label in ((24, "24 h"), (168, "7 d")):
+        common = {"from": "-%dh" % hours, "until": "now", "format": "json", "maxDataPoints": "1000"}
+        r.append(("glob over %d series, %s" % (args.glob, label), dict(common, target="bench.glob.*")))
+        r.append(("sumSeries over %d, %s" % (args.sum, label), dict(common, target="sumSeries(bench.sum.*)")))
+        r.append(("averageSeries over %d, %s" % (args.glob, label), dict(common, target="averageSeries(bench.glob.*)")))
+        r.append(("seriesByTag among %d tagged, %s" % (args.tagged, label),
+                  dict(common, target="seriesByTag('name=bench.tag','host=~h1[0-9]$')")))
+    return r
+
+
+def timed(url):
+    t = time.perf_counter()
+    st, body = daemons.http_get(url, timeout=300)
+    if st != 200:
+        raise RuntimeError("%s answered %d: %.200s" % (url, st, body))
+    return time.perf_counter() - t
+
+
+def latency(base, q, n):
+    """(p50, p99) in seconds, or None when the system refuses the request."""
+    url = base + "/render?" + urllib.parse.urlencode(q)
+    try:
+        timed(url)  # warm
+    except RuntimeError as e:
+        log("refused: %s" % e)
+        return None
+    xs = sorted(timed(url) for _ in range(n))
+    return statistics.median(xs), xs[min(len(xs) - 1, int(round(0.99 * (len(xs) - 1))))]
+
+
+def throughput(base, reqs, clients, seconds):
+    """Requests/s of every request the system answers, asked in turn."""
+    urls = [base + "/render?" + urllib.parse.urlencode(q) for _, q in reqs]
+    done = [0]
+    lock = threading.Lock()
+    stop = time.monotonic() + seconds
+
+    def client(i):
+        k = i
+        while time.monotonic() < stop:
+            timed(urls[k % len(urls)])
+            k += 1
+            with lock:
+                done[0] += 1
+    t = time.monotonic()
+    with concurrent.futures.ThreadPoolExecutor(clients) as ex:
+        list(ex.map(client, range(clients)))
+    return done[0] / (time.monotonic() - t)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    root = os.path.dirname(os.path.dirname(HERE))
+    ap.add_argument("--parity-dir", default=os.path.join(root, ".parity"))
+    ap.add_argument("--glob", type=int, default=1000)
+    ap.add_argument("--sum", type=int, default=10000)
+    ap.add_argument("--tagged", type=int, default=300000)
+    ap.add_argument("--hours", type=int, default=168)
+    ap.add_argument("--every", type=int, default=60, help="seconds between points")
+    ap.add_argument("--requests", type=int, default=20)
+    ap.add_argument("--clients", type=int, default=4)
+    ap.add_argument("--seconds", type=int, default=20)
+    ap.add_argument("--workers", type=int, default=2, help="gunicorn workers")
+    ap.add_argument("--no-graphite", action="store_true")
+    args = ap.parse_args()
+
+    pdir = os.path.abspath(args.parity_dir)
+    work = os.path.join(pdir, "work")
+    os.makedirs(work, exist_ok=True)
+    now = int(time.time())
+    names, tagged, pts = points(args, now)
+    log("%d series, %d points" % (len(names), len(pts)))
+    systems = [("pgts", daemons.Pgts(os.path.join(pdir, "pgts"), pdir, work))]
+    if not args.no_graphite:
+        systems.append(("graphite-web", GunicornGraphite(os.path.join(pdir, "venv"), work, args.workers)))
+    results = {}
+    try:
+        for name, s in systems:
+            s.start()
+            t = time.monotonic()
+            daemons.send_pickle(s.pickle_port, pts, batch=5000)
+            if name == "pgts":
+                s.wait_stored({"pickle": len(pts)}, timeout=3600)
+            else:
+                s.wait_stored(names, timeout=3600)
+                s.wait_tags(tagged, timeout=3600)
+            log("%s: stored in %.0f s" % (name, time.monotonic() - t))
+        for name, s in systems:
+            res = {}
+            for label, q in requests(args):
+                res[label] = latency(s.url, q, args.requests)
+                if res[label]:
+                    log("%s %s: p50 %.1f ms" % (name, label, res[label][0] * 1e3))
+            res["rps"] = throughput(s.url, [r for r in requests(args) if res[r[0]]], args.clients, args.seconds)
+            log("%s: %.1f requests/s under %d clients" % (name, res["rps"], args.clients))
+            results[name] = res
+    finally:
+        for _, s in systems:
+            s.stop()
+        for _, s in systems:
+            s.stop_cluster()
+    print("| request | pgts p50 | pgts p99 | graphite-web p50 | graphite-web p99 | p50 ratio |")
+    print("|---|---:|---:|---:|---:|---:|")
+    g = results.get("graphite-web", {})
+    for label, _ in requests(args):
+        p = results["pgts"][label]
+        gg = g.get(label)
+        ratio = "%.2f" % (p[0] / gg[0]) if gg and p else "-"
+        ps = ("%.1f ms | %.1f ms" % (p[0] * 1e3, p[1] * 1e3)) if p else "refused | -"
+        gs = ("%.1f ms | %.1f ms" % (gg[0] * 1e3, gg[1] * 1e3)) if gg else "- | -"
+        print("| %s | %s | %s | %s |" % (label, ps, gs, ratio))
+    grps = g.get("rps")
+    print("| all of the above from %d clients, requests/s | %.1f | | %s | | %s |" % (
+        args.clients, results["pgts"]["rps"], "%.1f" % grps if grps else "-",
+        "%.2fx" % (results["pgts"]["rps"] / grps) if grps else "-"))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
