@@ -58,10 +58,20 @@ type gArch struct {
 // kidMask marks kids, one bit each.
 type kidMask struct{ bits []uint64 }
 
-func newKidMask(n int64) *kidMask { return &kidMask{bits: make([]uint64, (n+63)/64)} }
+// noKids is the mask of a restored archive before any kid is written:
+// shared, never changed, so that restoring many series allocates none.
+var noKids = &kidMask{}
 
-func (m *kidMask) set(i int64)      { m.bits[i/64] |= 1 << (i % 64) }
-func (m *kidMask) has(i int64) bool { return m.bits[i/64]&(1<<(i%64)) != 0 }
+// set marks kid i of n, replacing the mask pointed to by *m when it is
+// noKids.
+func setKid(m **kidMask, i, n int64) {
+	if *m == noKids {
+		*m = &kidMask{bits: make([]uint64, (n+63)/64)}
+	}
+	(*m).bits[i/64] |= 1 << (i % 64)
+}
+
+func (m *kidMask) has(i int64) bool { return int(i/64) < len(m.bits) && m.bits[i/64]&(1<<(i%64)) != 0 }
 
 // newGraphiteSchema validates a Graphite schema; see NewSchema.
 func newGraphiteSchema(step time.Duration, archives []ArchiveSpec) (*Schema, error) {
@@ -207,7 +217,7 @@ func (d *DS) propagate(k int, st int64, val float64) int {
 		g.kids[i] = val
 		if g.restored != nil {
 			// The other kids are in the caller's storage.
-			g.restored.set(i)
+			setKid(&g.restored, i, lo.ratio)
 			d.emitG(k, p, 0, 0)
 			return -1
 		}
@@ -456,7 +466,7 @@ func decodeGraphite(s *Schema, b []byte) (DS, error) {
 		if i > 0 && started {
 			// The finer values of the latest slots come from the caller's
 			// storage (they may be newer than any saved here).
-			d.g[i].restored = newKidMask(s.arch[i].ratio)
+			d.g[i].restored = noKids
 		}
 		if k == 0 {
 			continue
