@@ -284,21 +284,13 @@ func (s *Schema) RecomputeSpan(u Update) (archive int, start int64, n int) {
 func aggregate(cf CF, vals []float64, xff float64) (v float64, ok bool) {
 	n := 0
 	for _, x := range vals {
-		if x == x {
-			n++
-		}
-	}
-	if n == 0 || float64(n)/float64(len(vals)) < xff {
-		return 0, false
-	}
-	first := true
-	for _, x := range vals {
 		if x != x {
 			continue
 		}
+		n++
 		switch {
-		case first:
-			v, first = x, false
+		case n == 1:
+			v = x
 		case cf == Min:
 			v = min(v, x)
 		case cf == Max:
@@ -308,6 +300,9 @@ func aggregate(cf CF, vals []float64, xff float64) (v float64, ok bool) {
 		default: // Average, Sum
 			v += x
 		}
+	}
+	if n == 0 || float64(n)/float64(len(vals)) < xff {
+		return 0, false
 	}
 	if cf == Average {
 		v /= float64(n)
