@@ -3,6 +3,9 @@ package tsstore
 import (
 	"context"
 	"fmt"
+	"os"
+	"runtime"
+	"runtime/pprof"
 	"testing"
 	"time"
 
@@ -28,6 +31,9 @@ func BenchmarkFlushRRD(b *testing.B) { benchFlush(b, "20s") }
 
 func benchFlush(b *testing.B, heartbeat string) {
 	ctx := context.Background()
+	if os.Getenv("PGTS_HEAP_PROFILE") != "" {
+		runtime.MemProfileRate = 4096
+	}
 	pool := newPool(b)
 	var backend int
 	if err := pool.QueryRow(ctx, "SELECT pg_backend_pid()").Scan(&backend); err != nil {
@@ -89,5 +95,17 @@ func benchFlush(b *testing.B, heartbeat string) {
 		b.Fatal(err)
 	}
 	b.ReportMetric(float64(stateBytes)/flushSeries, "state-bytes/series")
+	if f := os.Getenv("PGTS_HEAP_PROFILE"); f != "" {
+		runtime.GC()
+		w, err := os.Create(f)
+		if err != nil {
+			b.Fatal(err)
+		}
+		_ = pprof.WriteHeapProfile(w)
+		w.Close()
+	}
+	live := liveHeap()
+	b.ReportMetric(float64(s.Stats().Bytes)/float64(live), "accounted/live-heap")
+	b.Logf("accounted %d bytes, live heap %d bytes", s.Stats().Bytes, live)
 	b.Log(fmt.Sprintf("%.0f points, %d slots, self %.2f s, server %.2f s", points, st.Slots-slots0, self.CPUSeconds, srv.CPUSeconds))
 }
