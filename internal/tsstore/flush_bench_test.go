@@ -18,7 +18,9 @@ import (
 // flushSeries series of the issue's retentions (10s:6h, 1m:7d, 1h:1y),
 // a point every 2 s each, a flush every 10 s of their clock, as `pgts
 // bench serve --series 300000 --rates 150000` does. An iteration is one
-// flush interval: the points of 10 s, then the flush. Besides the time,
+// flush interval: the points of 10 s, then the flush, in the second half
+// of an hour (every archive's latest slot is written at every flush in
+// Graphite consolidation). Besides the time,
 // they report what a point costs in CPU, the benchmark process's and the
 // PostgreSQL server's, and the bytes of state and slots written:
 //
@@ -71,7 +73,28 @@ func benchFlush(b *testing.B, heartbeat string) {
 			b.Fatal(err)
 		}
 	}
-	// Warm up: register the series, lap into steady state.
+	// Warm up into steady state: 36 minutes of three points a minute, so
+	// that the hour has enough known minutes (xff 0.5) for its slot to be
+	// written at every flush, as it is after the first half of every hour;
+	// then two minutes at the full rate.
+	for m := range int64(36) {
+		pts = pts[:0]
+		for _, k := range keys {
+			for _, at := range []int64{0, 10, 20} {
+				pts = append(pts, ingest.Point{Name: k, Value: float64(m), Time: (sec + 60*m + at) * 1e6})
+			}
+		}
+		c.now = time.Unix(sec+60*m+20, 0)
+		if err := s.Add(ctx, pts); err != nil {
+			b.Fatal(err)
+		}
+		if m%6 == 5 {
+			if err := s.Flush(ctx); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	sec += 36 * 60
 	for range 12 {
 		interval()
 	}
