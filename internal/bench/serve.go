@@ -109,8 +109,8 @@ type ServeStep struct {
 	PeakRSS      int64   `json:"peak_daemon_rss_bytes"`
 	DrainSeconds float64 `json:"drain_seconds"`
 	// EndCache is the cache the store accounts once drained, and
-	// LiveHeap the daemon's live heap then (after a collection that
-	// followed the drain; 0 when none came within gcWait).
+	// LiveHeap the daemon's live heap then (as of the second collection
+	// after the drain; 0 when none came within gcWait).
 	EndCache  int64         `json:"end_cache_bytes"`
 	LiveHeap  int64         `json:"end_live_heap_bytes"`
 	DaemonCPU float64       `json:"daemon_cpu_seconds"`
@@ -413,16 +413,18 @@ blasting:
 	return step, ctx.Err()
 }
 
-// gcWait bounds the wait for the idle daemon's next garbage collection:
-// the Go runtime forces one every 2 minutes.
-const gcWait = 130 * time.Second
+// gcWait bounds the wait for the idle daemon's next two garbage
+// collections: the Go runtime forces one every 2 minutes.
+const gcWait = 270 * time.Second
 
-// liveAfterGC waits for a garbage collection of the daemon after the
-// scrape m, then returns the cache its store accounts and its live heap
-// (what that collection marked). Both are 0 when no collection came
-// within gcWait.
+// liveAfterGC waits for the second garbage collection of the daemon after
+// the scrape m, then returns the cache its store accounts and its live
+// heap (what that collection marked). The first may have started while
+// the last flush ran, and what is allocated while a collection marks
+// counts as live: the second marks an idle daemon's heap. Both are 0 when
+// no second collection came within gcWait.
 func liveAfterGC(ctx context.Context, c *http.Client, url string, m map[string]float64) (cache, live int64) {
-	gcs := m["go_gc_duration_seconds_count"]
+	gcs := m["go_gc_duration_seconds_count"] + 1
 	deadline := time.Now().Add(gcWait)
 	for time.Now().Before(deadline) {
 		select {
