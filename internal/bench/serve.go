@@ -48,8 +48,11 @@ type ServeScenario struct {
 	Archives           []string      `json:"archives"`
 	Step               string        `json:"step"`
 	StopAtFirstFailure bool          `json:"stop_at_first_failure"`
-	Dir                string        `json:"-"` // working directory for configs and daemon logs
-	Logger             *slog.Logger  `json:"-"`
+	// LiveHeap: after each drained step, wait for the daemon's live heap
+	// (up to gcWait) to report it with the cache the store accounts.
+	LiveHeap bool         `json:"live_heap"`
+	Dir      string       `json:"-"` // working directory for configs and daemon logs
+	Logger   *slog.Logger `json:"-"`
 }
 
 // Validate checks the scenario.
@@ -380,7 +383,7 @@ blasting:
 	step.DrainSeconds = time.Since(drainStart).Seconds()
 	step.DaemonCPU = procCPU(cmd.Process.Pid) - cpu0
 	step.ServerCPU = ServerTimes(postmaster).Sub(srv0).CPUSeconds
-	if drained {
+	if drained && s.LiveHeap {
 		step.EndCache, step.LiveHeap = liveAfterGC(ctx, client, metricsURL, last)
 	}
 	stopErr := stopDaemon()

@@ -110,6 +110,7 @@ count, so that no series gets two points in one second.`,
 	f.StringVar(&s.Step, "step", s.Step, "step of every series")
 	f.StringVar(&maxMem, "max-memory", "1GB", "the daemon's memory budget (max-memory)")
 	f.BoolVar(&s.StopAtFirstFailure, "stop-at-first-failure", true, "skip higher rates of a series count once one is not sustained")
+	f.BoolVar(&s.LiveHeap, "live-heap", false, "after each step, wait (up to 4.5 min) for the idle daemon's second garbage collection and report its live heap with the cache the store accounts")
 	f.StringVar(&out, "out", "", "results directory (default bench-results/<timestamp>-serve)")
 	return cmd
 }
