@@ -108,7 +108,7 @@ SERVE_SERIES ?= 100000,300000
 SERVE_RATES ?= 50000,100000,150000,200000,300000
 bench-serve: deps build
 	@mkdir -p bench-results
-	$(BIN) bench serve --series $(SERVE_SERIES) --rates $(SERVE_RATES) --window $(WINDOW) \
+	$(BIN) bench serve --series $(SERVE_SERIES) --rates $(SERVE_RATES) --window $(WINDOW) --live-heap \
 		--out bench-results/$(STAMP)-serve | tee bench-results/serve.txt
 
 # bench-events: a field report's event workload (16 sessions, one row per

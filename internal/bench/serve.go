@@ -48,8 +48,11 @@ type ServeScenario struct {
 	Archives           []string      `json:"archives"`
 	Step               string        `json:"step"`
 	StopAtFirstFailure bool          `json:"stop_at_first_failure"`
-	Dir                string        `json:"-"` // working directory for configs and daemon logs
-	Logger             *slog.Logger  `json:"-"`
+	// LiveHeap: after each drained step, wait for the daemon's live heap
+	// (up to gcWait) to report it with the cache the store accounts.
+	LiveHeap bool         `json:"live_heap"`
+	Dir      string       `json:"-"` // working directory for configs and daemon logs
+	Logger   *slog.Logger `json:"-"`
 }
 
 // Validate checks the scenario.
@@ -96,23 +99,28 @@ type ServeSample struct {
 
 // ServeStep is one (series, rate) step.
 type ServeStep struct {
-	Series       int           `json:"series"`
-	Rate         float64       `json:"offered_rate"`
-	Sent         int64         `json:"sent"`
-	Acked        int64         `json:"acked"`
-	AckedRate    float64       `json:"acked_rate"`
-	Added        int64         `json:"added"`
-	Dropped      int64         `json:"dropped"`
-	Refused      int64         `json:"refused"`
-	Registered   int64         `json:"series_registered"`
-	PeakCache    int64         `json:"peak_cache_bytes"`
-	PeakRSS      int64         `json:"peak_daemon_rss_bytes"`
-	DrainSeconds float64       `json:"drain_seconds"`
-	DaemonCPU    float64       `json:"daemon_cpu_seconds"`
-	ServerCPU    float64       `json:"server_cpu_seconds"`
-	Sustained    bool          `json:"sustained"`
-	Reason       string        `json:"reason,omitempty"` // why not sustained
-	Samples      []ServeSample `json:"samples"`
+	Series       int     `json:"series"`
+	Rate         float64 `json:"offered_rate"`
+	Sent         int64   `json:"sent"`
+	Acked        int64   `json:"acked"`
+	AckedRate    float64 `json:"acked_rate"`
+	Added        int64   `json:"added"`
+	Dropped      int64   `json:"dropped"`
+	Refused      int64   `json:"refused"`
+	Registered   int64   `json:"series_registered"`
+	PeakCache    int64   `json:"peak_cache_bytes"`
+	PeakRSS      int64   `json:"peak_daemon_rss_bytes"`
+	DrainSeconds float64 `json:"drain_seconds"`
+	// EndCache is the cache the store accounts once drained, and
+	// LiveHeap the daemon's live heap then (as of the second collection
+	// after the drain; 0 when none came within gcWait).
+	EndCache  int64         `json:"end_cache_bytes"`
+	LiveHeap  int64         `json:"end_live_heap_bytes"`
+	DaemonCPU float64       `json:"daemon_cpu_seconds"`
+	ServerCPU float64       `json:"server_cpu_seconds"`
+	Sustained bool          `json:"sustained"`
+	Reason    string        `json:"reason,omitempty"` // why not sustained
+	Samples   []ServeSample `json:"samples"`
 }
 
 // ServeResult is the whole run.
@@ -375,6 +383,9 @@ blasting:
 	step.DrainSeconds = time.Since(drainStart).Seconds()
 	step.DaemonCPU = procCPU(cmd.Process.Pid) - cpu0
 	step.ServerCPU = ServerTimes(postmaster).Sub(srv0).CPUSeconds
+	if drained && s.LiveHeap {
+		step.EndCache, step.LiveHeap = liveAfterGC(ctx, client, metricsURL, last)
+	}
 	stopErr := stopDaemon()
 	if last != nil {
 		step.Added = int64(last["pgts_store_points_added_total"])
@@ -403,6 +414,36 @@ blasting:
 		step.Sustained = true
 	}
 	return step, ctx.Err()
+}
+
+// gcWait bounds the wait for the idle daemon's next two garbage
+// collections: the Go runtime forces one every 2 minutes.
+const gcWait = 270 * time.Second
+
+// liveAfterGC waits for the second garbage collection of the daemon after
+// the scrape m, then returns the cache its store accounts and its live
+// heap (what that collection marked). The first may have started while
+// the last flush ran, and what is allocated while a collection marks
+// counts as live: the second marks an idle daemon's heap. Both are 0 when
+// no second collection came within gcWait.
+func liveAfterGC(ctx context.Context, c *http.Client, url string, m map[string]float64) (cache, live int64) {
+	gcs := m["go_gc_duration_seconds_count"] + 1
+	deadline := time.Now().Add(gcWait)
+	for time.Now().Before(deadline) {
+		select {
+		case <-ctx.Done():
+			return 0, 0
+		case <-time.After(time.Second):
+		}
+		n, err := scrape(ctx, c, url)
+		if err != nil {
+			continue
+		}
+		if n["go_gc_duration_seconds_count"] > gcs {
+			return int64(n["pgts_store_cache_bytes"]), int64(n["go_gc_heap_live_bytes"])
+		}
+	}
+	return 0, 0
 }
 
 // procCPU is the user+system CPU seconds of one process.

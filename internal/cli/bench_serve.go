@@ -110,17 +110,18 @@ count, so that no series gets two points in one second.`,
 	f.StringVar(&s.Step, "step", s.Step, "step of every series")
 	f.StringVar(&maxMem, "max-memory", "1GB", "the daemon's memory budget (max-memory)")
 	f.BoolVar(&s.StopAtFirstFailure, "stop-at-first-failure", true, "skip higher rates of a series count once one is not sustained")
+	f.BoolVar(&s.LiveHeap, "live-heap", false, "after each step, wait (up to 4.5 min) for the idle daemon's second garbage collection and report its live heap with the cache the store accounts")
 	f.StringVar(&out, "out", "", "results directory (default bench-results/<timestamp>-serve)")
 	return cmd
 }
 
 func printServeSteps(a *app, res bench.ServeResult) {
 	tw := tabwriter.NewWriter(a.env.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "series\toffered/s\tacked/s\tsustained\tpeak cache MiB\tpeak RSS MiB\tdrain s\tdaemon CPU s\tserver CPU s\treason\t")
+	fmt.Fprintln(tw, "series\toffered/s\tacked/s\tsustained\tpeak cache MiB\tpeak RSS MiB\tdrain s\tdaemon CPU s\tserver CPU s\tend cache MiB\tend live heap MiB\treason\t")
 	for _, st := range res.Steps {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%v\t%.0f\t%.0f\t%.1f\t%.1f\t%.1f\t%s\t\n", commas(int64(st.Series)), commas(int64(st.Rate)),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%v\t%.0f\t%.0f\t%.1f\t%.1f\t%.1f\t%.0f\t%.0f\t%s\t\n", commas(int64(st.Series)), commas(int64(st.Rate)),
 			commas(int64(st.AckedRate)), st.Sustained, float64(st.PeakCache)/(1<<20), float64(st.PeakRSS)/(1<<20),
-			st.DrainSeconds, st.DaemonCPU, st.ServerCPU, st.Reason)
+			st.DrainSeconds, st.DaemonCPU, st.ServerCPU, float64(st.EndCache)/(1<<20), float64(st.LiveHeap)/(1<<20), st.Reason)
 	}
 	tw.Flush()
 	for _, n := range res.Scenario.Series {

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"regexp"
 	"syscall"
 	"time"
 
@@ -132,7 +133,11 @@ func runServe(ctx context.Context, a *app, cmd *cobra.Command, f serveFlags, sta
 	}
 	defer pool.Close()
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	// go_gc_heap_live_bytes: the heap the last collection marked live,
+	// to compare with what the store accounts (pgts_store_cache_bytes).
+	reg.MustRegister(collectors.NewGoCollector(collectors.WithGoCollectorRuntimeMetrics(
+		collectors.GoRuntimeMetricsRule{Matcher: regexp.MustCompile(`^/gc/heap/live:bytes$`)})),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	scfg, err := storeConfig(ctx, pool, cfg, rules)
 	if err != nil {
 		return err

@@ -101,7 +101,10 @@
 // open (the last update time, the open PDP and the open slot of each
 // archive, about 100 bytes) and the closed slots the caller has not yet
 // taken with ClosedSlots. MarshalBinary saves that state next to the
-// rings; NewDS and UnmarshalBinary resume it after a restart.
+// rings; NewDS and UnmarshalBinary resume it after a restart. In Graphite
+// consolidation the saved state holds no values, only the pending
+// updates: the finer values a coarser slot is computed from are in the
+// rings, and a restored DS asks for them (see graphite.go).
 //
 // # Decisions
 //

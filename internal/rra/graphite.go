@@ -23,7 +23,11 @@ import (
 //     archive has one value a minute; the first point is stored.
 //
 // To recompute a coarse slot the DS keeps, for each archive but the
-// finest, the values of the finer slots inside its latest slot (kids). A
+// finest, the values of the finer slots inside its latest slot (kids),
+// in memory only: its saved state does not hold them. A DS restored from
+// a state asks for the kids of an archive's latest slot with a recompute
+// request at the first point that reaches it, and keeps the kids written
+// meanwhile over the answer's (see Recompute). A
 // point older than that latest slot still fills its own slot at once; the
 // coarser slot it falls in needs finer values that only the caller's
 // storage holds, so the DS asks for them with a recompute request: an
@@ -44,7 +48,30 @@ var ErrBeyondMemory = errors.New("point stored; a coarser archive awaits a recom
 type gArch struct {
 	cur  int64     // start of the archive's latest slot; noTime before any
 	kids []float64 // values of the next finer archive's slots in cur, NaN unknown
+	// restored is non-nil in a DS restored from a saved state, until a
+	// recompute request's answer fills in the kids of slot cur: the saved
+	// state holds no kids (the caller's storage has them), so memory knows
+	// only those written since, which restored marks.
+	restored *kidMask
 }
+
+// kidMask marks kids, one bit each.
+type kidMask struct{ bits []uint64 }
+
+// noKids is the mask of a restored archive before any kid is written:
+// shared, never changed, so that restoring many series allocates none.
+var noKids = &kidMask{}
+
+// set marks kid i of n, replacing the mask pointed to by *m when it is
+// noKids.
+func setKid(m **kidMask, i, n int64) {
+	if *m == noKids {
+		*m = &kidMask{bits: make([]uint64, (n+63)/64)}
+	}
+	(*m).bits[i/64] |= 1 << (i % 64)
+}
+
+func (m *kidMask) has(i int64) bool { return int(i/64) < len(m.bits) && m.bits[i/64]&(1<<(i%64)) != 0 }
 
 // newGraphiteSchema validates a Graphite schema; see NewSchema.
 func newGraphiteSchema(step time.Duration, archives []ArchiveSpec) (*Schema, error) {
@@ -100,7 +127,7 @@ func newGraphiteSchema(step time.Duration, archives []ArchiveSpec) (*Schema, err
 func (s *Schema) DSBytes() int64 {
 	n := int64(dsStructBytes + 24 + 16*len(s.arch))
 	if s.graphite {
-		n = dsStructBytes + 24 + 32*int64(len(s.arch))
+		n = dsStructBytes + 24 + gArchBytes*int64(len(s.arch))
 		for _, a := range s.arch[1:] {
 			n += 8 * a.ratio
 		}
@@ -108,8 +135,12 @@ func (s *Schema) DSBytes() int64 {
 	return n
 }
 
-// dsStructBytes is the size of the DS struct itself.
-const dsStructBytes = 112
+// dsStructBytes is the size of the DS struct itself, gArchBytes of a
+// gArch.
+const (
+	dsStructBytes = 112
+	gArchBytes    = 40
+)
 
 // Put adds the point (t, v), t in micros, with the caller's clock reading
 // now (micros). In RRD consolidation it is AddPoint and now is not used.
@@ -174,12 +205,22 @@ func (d *DS) propagate(k int, st int64, val float64) int {
 			for i := range g.kids {
 				g.kids[i] = math.NaN()
 			}
+			if g.restored != nil {
+				clear(g.restored.bits)
+			}
 			g.cur = p
 		case p < g.cur:
 			d.emitG(k, p, 0, 0)
 			return k
 		}
-		g.kids[(st-p)/s.arch[k-1].step] = val
+		i := (st - p) / s.arch[k-1].step
+		g.kids[i] = val
+		if g.restored != nil {
+			// The other kids are in the caller's storage.
+			setKid(&g.restored, i, lo.ratio)
+			d.emitG(k, p, 0, 0)
+			return -1
+		}
 		agg, ok := aggregate(lo.cf, g.kids, lo.xff)
 		if !ok {
 			return -1
@@ -195,8 +236,11 @@ func (d *DS) propagate(k int, st int64, val float64) int {
 // of the next finer archive's slots within u's slot, as the caller's
 // storage holds them after writing the updates returned before u. It
 // sets u's slot as whisper would and goes on to the coarser archives, as
-// Put does (possibly making a further request). It does nothing when u
-// is not a request of this DS's schema or kids is not that many values.
+// Put does (possibly making a further request). When u's slot is the
+// archive's latest of a restored DS, the kids written since the restore
+// are kept over kids' and the DS keeps them all from then on. It does
+// nothing when u is not a request of this DS's schema or kids is not
+// that many values.
 func (d *DS) Recompute(u Update, kids []float64) {
 	s := d.schema
 	if !s.graphite || u.Count != 0 || u.Archive < 1 || u.Archive >= len(s.arch) {
@@ -207,9 +251,18 @@ func (d *DS) Recompute(u Update, kids []float64) {
 		return
 	}
 	if g := &d.g[u.Archive]; g.cur == u.Time {
-		// Meanwhile the slot became the one kept in memory: it has the
-		// newest values.
-		return
+		if g.restored == nil {
+			// Meanwhile the slot became the one kept in memory: it has
+			// the newest values.
+			return
+		}
+		for i := range g.kids {
+			if !g.restored.has(int64(i)) {
+				g.kids[i] = kids[i]
+			}
+		}
+		g.restored = nil
+		kids = g.kids
 	}
 	agg, ok := aggregate(a.cf, kids, a.xff)
 	if !ok {
@@ -231,21 +284,13 @@ func (s *Schema) RecomputeSpan(u Update) (archive int, start int64, n int) {
 func aggregate(cf CF, vals []float64, xff float64) (v float64, ok bool) {
 	n := 0
 	for _, x := range vals {
-		if x == x {
-			n++
-		}
-	}
-	if n == 0 || float64(n)/float64(len(vals)) < xff {
-		return 0, false
-	}
-	first := true
-	for _, x := range vals {
 		if x != x {
 			continue
 		}
+		n++
 		switch {
-		case first:
-			v, first = x, false
+		case n == 1:
+			v = x
 		case cf == Min:
 			v = min(v, x)
 		case cf == Max:
@@ -255,6 +300,9 @@ func aggregate(cf CF, vals []float64, xff float64) (v float64, ok bool) {
 		default: // Average, Sum
 			v += x
 		}
+	}
+	if n == 0 || float64(n)/float64(len(vals)) < xff {
+		return 0, false
 	}
 	if cf == Average {
 		v /= float64(n)
@@ -341,32 +389,23 @@ func (d *DS) dedupSmall() {
 //	i64 last point, i64 newest point                 (0 before any point)
 //	n × { i64 latest slot, u32 k,                    (k = 0: no slot)
 //	      ceil(k/8) bytes: bit i set when finer value i is known,
-//	      one f64 per known value }
+//	      one f64 per known value }                  (written with k = 0)
 //	u32 pending count m,
 //	m × { u8 archive, i64 time, u8 count (0: recompute request), f64 value }
 const stateVersionGraphite = 2
 
 // appendGraphite appends the state of a DS in Graphite consolidation.
+// It holds no finer values: the caller's storage has them, and a DS
+// restored from the state asks for them (see Recompute), so the state
+// changes only when pending updates do and need not be saved after every
+// point.
 func (d *DS) appendGraphite(dst []byte) []byte {
 	d.dedupG()
 	le := binary.LittleEndian
 	dst = d.appendHeader(dst, stateVersionGraphite)
-	for _, g := range d.g {
-		if g.cur == noTime {
-			dst = le.AppendUint64(dst, 0)
-			dst = le.AppendUint32(dst, 0)
-			continue
-		}
-		dst = le.AppendUint64(dst, uint64(g.cur))
-		dst = le.AppendUint32(dst, uint32(len(g.kids)))
-		at := len(dst)
-		dst = append(dst, make([]byte, (len(g.kids)+7)/8)...)
-		for i, k := range g.kids {
-			if k == k {
-				dst[at+i/8] |= 1 << (i % 8)
-				dst = le.AppendUint64(dst, math.Float64bits(k))
-			}
-		}
+	for range d.g {
+		dst = le.AppendUint64(dst, 0)
+		dst = le.AppendUint32(dst, 0)
 	}
 	dst = le.AppendUint32(dst, uint32(len(d.pending)))
 	for _, u := range d.pending {
@@ -418,6 +457,11 @@ func decodeGraphite(s *Schema, b []byte) (DS, error) {
 		cur, k := r.i64(), int64(r.u32())
 		if r.short {
 			return DS{}, corrupt("%d bytes are too short", len(b))
+		}
+		if i > 0 && started {
+			// The finer values of the latest slots come from the caller's
+			// storage (they may be newer than any saved here).
+			d.g[i].restored = noKids
 		}
 		if k == 0 {
 			continue

@@ -191,8 +191,11 @@ func TestGraphiteLateAndDuplicate(t *testing.T) {
 func TestGraphiteStateRoundTrip(t *testing.T) {
 	sc := graphiteSchema(t, "max", "10s:6h", "1m:7d", "1h:1y")
 	d := NewDS(sc)
+	g := gstore{}
 	put(t, d, hour0+5, 1, hour0+5)
 	put(t, d, hour0+15, 3, hour0+15)
+	// The store writes the updates in the flush that saves the state.
+	g.take(t, d)
 	b, err := d.MarshalBinary()
 	if err != nil {
 		t.Fatal(err)
@@ -204,11 +207,15 @@ func TestGraphiteStateRoundTrip(t *testing.T) {
 	if e.Pending() != d.Pending() {
 		t.Errorf("pending %d, want %d", e.Pending(), d.Pending())
 	}
-	g := gstore{}
-	e.ClosedSlots(nil)
 	put(t, e, hour0+25, 2, hour0+25)
 	g.take(t, e)
 	g.want(t, 1, hour0, 3) // 3 of 6 known: max of 1, 3, 2
+	g.want(t, 2, hour0, nan)
+	// The state holds no finer values: it stays small however many there
+	// are.
+	if want := len(mustMarshal(t, NewDS(sc))) + 16; len(b) > want {
+		t.Errorf("state of %d bytes, want at most %d", len(b), want)
+	}
 	// RRD state is refused by a Graphite DS and the other way round.
 	rrd := NewDS(mustSchema(t, 10*time.Second, 20*time.Second, "10s:6h"))
 	if err := NewDS(sc).UnmarshalBinary(mustMarshal(t, rrd)); !errors.Is(err, ErrSchemaMismatch) {
@@ -221,6 +228,60 @@ func TestGraphiteStateRoundTrip(t *testing.T) {
 		if err := NewDS(sc).UnmarshalBinary(b[:n]); err == nil {
 			t.Errorf("state cut to %d bytes accepted", n)
 		}
+	}
+}
+
+// A restored DS reads the finer values of its latest slots from the
+// store, and keeps over them those written since the restore: the answer
+// to a recompute request may predate a point that came meanwhile.
+func TestGraphiteRestoredKeepsNewerValues(t *testing.T) {
+	for _, agg := range []string{"max", "average", "last"} {
+		t.Run(agg, func(t *testing.T) {
+			sc := graphiteSchema(t, agg, "10s:6h", "1m:7d", "1h:1y")
+			d, g := NewDS(sc), gstore{}
+			put(t, d, hour0+5, 1, hour0+5)
+			put(t, d, hour0+15, 3, hour0+15)
+			g.take(t, d)
+			e := NewDS(sc)
+			if err := e.UnmarshalBinary(mustMarshal(t, d)); err != nil {
+				t.Fatal(err)
+			}
+			put(t, e, hour0+25, 2, hour0+25)
+			var reqs []Update
+			for _, u := range e.ClosedSlots(nil) {
+				if u.Count == 0 {
+					reqs = append(reqs, u)
+					continue
+				}
+				g[[2]int64{int64(u.Archive), u.Time / 1e6}] = u.Value
+			}
+			if len(reqs) != 1 || reqs[0].Archive != 1 || reqs[0].Time != us(hour0) {
+				t.Fatalf("requests %+v, want one for archive 1 at the hour", reqs)
+			}
+			// Meanwhile the second 10 s slot is overwritten, before the
+			// store holds it: the answer has its old value.
+			put(t, e, hour0+15, 7, hour0+26)
+			kids := make([]float64, 6)
+			for i := range kids {
+				v, ok := g[[2]int64{0, hour0 + 10*int64(i)}]
+				if !ok {
+					v = nan
+				}
+				kids[i] = v
+			}
+			e.Recompute(reqs[0], kids)
+			g.take(t, e)
+			want := map[string]float64{"max": 7, "average": 10.0 / 3, "last": 2}[agg]
+			g.want(t, 0, hour0+10, 7)
+			g.want(t, 1, hour0, want)
+			// From now on the DS keeps the finer values in memory.
+			put(t, e, hour0+35, 9, hour0+35)
+			for _, u := range e.ClosedSlots(nil) {
+				if u.Count == 0 {
+					t.Fatalf("request %+v after the kids were read", u)
+				}
+			}
+		})
 	}
 }
 

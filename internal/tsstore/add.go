@@ -185,11 +185,16 @@ func (s *Store) addPoint(p *ingest.Point, rules []rra.Rule, now int64) error {
 		s.counters.buffered.Add(1)
 	}
 	if x.ds != nil {
+		// A Graphite state changes only with the first point (it holds
+		// no values: the archives have them); an RRD state with every
+		// point.
+		_, started := x.ds.LastUpdate()
+		save := !started || !x.sch.schema.Graphite()
 		switch err := x.ds.Put(p.Time, p.Value, now); {
 		case err == nil:
-			x.stateDirty = true
+			x.stateDirty = x.stateDirty || save
 		case errors.Is(err, rra.ErrBeyondMemory):
-			x.stateDirty = true
+			x.stateDirty = x.stateDirty || save
 			s.counters.lateKept.Add(1)
 		case errors.Is(err, rra.ErrTooOld):
 			s.counters.tooOld.Add(1)
@@ -201,7 +206,7 @@ func (s *Store) addPoint(p *ingest.Point, rules []rra.Rule, now int64) error {
 			s.counters.invalid.Add(1)
 		}
 	}
-	if !x.dirty && (x.stateDirty || len(x.raw) > 0) {
+	if !x.dirty && (x.stateDirty || len(x.raw) > 0 || (x.ds != nil && x.ds.Pending() > 0)) {
 		x.dirty = true
 		sh.dirty = append(sh.dirty, x)
 		s.counters.unflushed.Add(1)

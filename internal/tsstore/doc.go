@@ -28,7 +28,11 @@
 //     (SetRules) applies to series seen afterwards.
 //   - DS: the consolidation state of one series (rra.DS): last update, open
 //     primary data point, open slot of each archive. Saved in pgts.ds_state
-//     at every flush and loaded by Open, so a restarted daemon resumes.
+//     and loaded by Open, so a restarted daemon resumes: in RRD
+//     consolidation at every flush that follows a point; in Graphite
+//     consolidation at the series' first flush only, since its state holds
+//     no values (a restored DS reads the finer values of its latest slots
+//     back from pgts.rra_data with a recompute request).
 //   - bundle: an archive shape (consolidation function, slot step, number of
 //     slots), pgts.rra_bundle; every series whose archive has that shape
 //     stores it in the bundle's rows.

@@ -252,6 +252,36 @@ func TestGraphiteRestart(t *testing.T) {
 	checkSeries(t, Series{Name: m.Name, Start: m.Start + int64(n-2)*60, Step: 60, Values: m.Values[n-2:]}, base, 60, []float64{3, nan})
 }
 
+// A Graphite state is saved with a series' first point only (it holds no
+// values): a store restarted after later flushes reads the finer values
+// of the latest minute and hour from the archives, and keeps those of
+// points sent after the restart.
+func TestGraphiteRestartAfterFlushes(t *testing.T) {
+	pool := newPool(t)
+	var c clock
+	cfg := graphiteConfig(t, &c)
+	s := open(t, pool, cfg)
+	for i, v := range []float64{1, 2, 3} {
+		mustAdd(t, s, pt("g.r", float64(10*i), v))
+		mustFlush(t, s)
+	}
+	if err := s.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	s2 := open(t, pool, cfg)
+	mustAdd(t, s2, pt("g.r", 30, 6), pt("g.r", 10, 4))
+	checkSeries(t, fetch1(t, s2, "g.r", base-10, base+30), base, 10, []float64{1, 4, 3, 6})
+	mustAdd(t, s2, pt("g.r", 40, 11))
+	mustFlush(t, s2)
+	if got := storedSlot(t, pool, "g.r", 2, 0); got != 5 {
+		t.Errorf("stored minute %v, want 5 (the mean of 1, 4, 3, 6, 11)", got)
+	}
+	c.now = time.Unix(base+7*3600, 0)
+	m := fetch1(t, s2, "g.r", base-60, base+60)
+	n := len(m.Values)
+	checkSeries(t, Series{Name: m.Name, Start: m.Start + int64(n-2)*60, Step: 60, Values: m.Values[n-2:]}, base, 60, []float64{5, nan})
+}
+
 // storedSlot reads from the database the value archive n (1: the finest)
 // of a series holds for the slot starting at sec seconds after base, NaN
 // when none: what a reader of the tables sees once a flush returned.
