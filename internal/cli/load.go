@@ -326,6 +326,13 @@ func runLoad(ctx context.Context, a *app, f loadFlags, table string, files []str
 		fmt.Fprintf(a.env.Stderr, "  bulk path: %d partitions attached; index builds %s, attaches %s\n", bt.Partitions,
 			bt.Index.Round(time.Millisecond), bt.Attach.Round(time.Millisecond))
 	}
+	return loadOutcome(a, f, sum, sum.Rejected, runErr)
+}
+
+// loadOutcome ends a load command: the summary as JSON when asked, then
+// the exit status — interrupted, failed, completed with rejects (unless
+// --rejects-exit-zero) or ok.
+func loadOutcome(a *app, f loadFlags, sum any, rejected int64, runErr error) error {
 	if f.asJSON {
 		if err := writeJSON(a, sum); err != nil {
 			return err
@@ -340,9 +347,9 @@ func runLoad(ctx context.Context, a *app, f loadFlags, table string, files []str
 		}
 		return runErr
 	}
-	if sum.Rejected > 0 && !f.rejectsExitZero {
+	if rejected > 0 && !f.rejectsExitZero {
 		return fmt.Errorf("%w: %s %s rejected, see the rejects file (exit status 3; --rejects-exit-zero exits 0)",
-			ErrRejected, commas(sum.Rejected), plural(sum.Rejected, "row", "rows"))
+			ErrRejected, commas(rejected), plural(rejected, "row", "rows"))
 	}
 	return nil
 }

@@ -103,25 +103,7 @@ func runShardedLoad(ctx context.Context, a *app, f loadFlags, cfg copyload.Confi
 	if runErr == nil || sum.Read > 0 || sum.Skipped > 0 || errors.Is(runErr, context.Canceled) {
 		printShardedSummary(a, st, cfg, sum)
 	}
-	if f.asJSON {
-		if err := writeJSON(a, sum); err != nil {
-			return err
-		}
-	}
-	if runErr != nil {
-		if errors.Is(runErr, context.Canceled) {
-			if f.loadID != "" {
-				a.log.Warn("interrupted; rerun the same command to load the rest", "load_id", f.loadID)
-			}
-			return ErrInterrupted
-		}
-		return runErr
-	}
-	if sum.Rejected > 0 && !f.rejectsExitZero {
-		return fmt.Errorf("%w: %s %s rejected, see the rejects file (exit status 3; --rejects-exit-zero exits 0)",
-			ErrRejected, commas(sum.Rejected), plural(sum.Rejected, "row", "rows"))
-	}
-	return nil
+	return loadOutcome(a, f, sum, sum.Rejected, runErr)
 }
 
 func printShardedSummary(a *app, st *shard.Table, cfg copyload.Config, s shard.LoadSummary) {
