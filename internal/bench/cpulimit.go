@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -25,38 +24,6 @@ type CPULimit struct {
 
 const cpuPeriodMicros = 100000
 
-func cpuCgroupMount() (cgroupMount, error) {
-	b, err := os.ReadFile("/proc/self/mountinfo")
-	if err != nil {
-		return cgroupMount{}, err
-	}
-	var v2 cgroupMount
-	for _, line := range strings.Split(string(b), "\n") {
-		pre, post, ok := strings.Cut(line, " - ")
-		if !ok {
-			continue
-		}
-		f, g := strings.Fields(pre), strings.Fields(post)
-		if len(f) < 5 || len(g) < 3 {
-			continue
-		}
-		switch g[0] {
-		case "cgroup":
-			if slices.Contains(strings.Split(g[2], ","), "cpu") {
-				return cgroupMount{dir: f[4], version: 1}, nil
-			}
-		case "cgroup2":
-			if v2.dir == "" {
-				v2 = cgroupMount{dir: f[4], version: 2}
-			}
-		}
-	}
-	if v2.dir == "" {
-		return cgroupMount{}, errors.New("neither cgroup v1's cpu controller nor cgroup v2 is mounted")
-	}
-	return v2, nil
-}
-
 // NewCPULimit makes a CPU cgroup named name (unique per process) limited
 // to cores, at the root of the CPU hierarchy, and attaches pid and its
 // children. The error says why when this machine cannot do it.
@@ -64,7 +31,7 @@ func NewCPULimit(name string, cores float64, pid int) (*CPULimit, error) {
 	if cores < 0.01 || cores > 1024 {
 		return nil, fmt.Errorf("cpu limit %g cores: must be between 0.01 and 1024", cores)
 	}
-	mnt, err := cpuCgroupMount()
+	mnt, err := controllerMount("cpu")
 	if err != nil {
 		return nil, fmt.Errorf("cpu limit: %w", err)
 	}

@@ -156,8 +156,12 @@ type cgroupMount struct {
 }
 
 // memoryCgroupMount finds the v1 memory hierarchy or, failing that, the
-// cgroup v2 hierarchy, from /proc/self/mountinfo.
-func memoryCgroupMount() (cgroupMount, error) {
+// cgroup v2 hierarchy.
+func memoryCgroupMount() (cgroupMount, error) { return controllerMount("memory") }
+
+// controllerMount finds the cgroup v1 hierarchy that has controller or,
+// failing that, the cgroup v2 hierarchy, from /proc/self/mountinfo.
+func controllerMount(controller string) (cgroupMount, error) {
 	b, err := os.ReadFile("/proc/self/mountinfo")
 	if err != nil {
 		return cgroupMount{}, err
@@ -175,10 +179,8 @@ func memoryCgroupMount() (cgroupMount, error) {
 		}
 		switch g[0] {
 		case "cgroup":
-			for _, o := range strings.Split(g[2], ",") {
-				if o == "memory" {
-					return cgroupMount{dir: f[4], version: 1}, nil
-				}
+			if slices.Contains(strings.Split(g[2], ","), controller) {
+				return cgroupMount{dir: f[4], version: 1}, nil
 			}
 		case "cgroup2":
 			if v2.dir == "" {
@@ -187,7 +189,7 @@ func memoryCgroupMount() (cgroupMount, error) {
 		}
 	}
 	if v2.dir == "" {
-		return cgroupMount{}, errors.New("neither cgroup v1's memory controller nor cgroup v2 is mounted")
+		return cgroupMount{}, fmt.Errorf("neither cgroup v1's %s controller nor cgroup v2 is mounted", controller)
 	}
 	return v2, nil
 }
