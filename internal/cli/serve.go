@@ -149,6 +149,7 @@ func runServe(ctx context.Context, a *app, cmd *cobra.Command, f serveFlags, sta
 	}
 	ropts := render.DefaultOptions()
 	ropts.Logger = a.log
+	ropts.MaxSeries, ropts.MaxPoints = cfg.Render.MaxSeries, cfg.Render.MaxPoints
 	api, err := render.New(renderSource{store}, ropts)
 	if err != nil {
 		store.Close(context.WithoutCancel(ctx))

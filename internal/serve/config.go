@@ -54,6 +54,7 @@ type Config struct {
 	Pickle   PickleConfig   `toml:"pickle"`
 	StatsD   StatsDConfig   `toml:"statsd"`
 	HTTP     HTTPConfig     `toml:"http"`
+	Render   RenderConfig   `toml:"render"`
 	Raw      RawConfig      `toml:"raw"`
 	Limits   LimitsConfig   `toml:"limits"`
 	// DS are the [[ds]] sections: which series get which round-robin
@@ -129,6 +130,22 @@ type HTTPConfig struct {
 	// 1m.
 	ReadTimeout Duration `toml:"read-timeout"`
 }
+
+// RenderConfig is the [render] section: bounds on one request of the
+// Graphite render API, which holds every point it fetches or computes in
+// memory (8 bytes each) until it answers.
+type RenderConfig struct {
+	// MaxSeries bounds the series one request may fetch, over all its
+	// targets. Default 10,000.
+	MaxSeries int `toml:"max-series"`
+	// MaxPoints bounds the points one request may fetch or compute; past
+	// it the request answers 400 asking for a shorter range. Default
+	// 5,000,000 (40 MB of values); at most 1,000,000,000.
+	MaxPoints int `toml:"max-points"`
+}
+
+// maxRenderPoints caps render.max-points: 8 GB of values per request.
+const maxRenderPoints = 1_000_000_000
 
 // RawConfig is the [raw] section: a series table keeping every point as
 // received, besides the archives.
@@ -217,8 +234,9 @@ func DefaultConfig() Config {
 			FlushInterval: Duration(10 * time.Second), Percentiles: []float64{90},
 			Prefix: "stats", CounterPrefix: "counters", TimerPrefix: "timers", GaugePrefix: "gauges", SetPrefix: "sets",
 			MaxSeries: 100_000, MaxSamples: 4 << 20},
-		HTTP: HTTPConfig{Addr: "127.0.0.1:8080", MaxConcurrent: 4, ReadTimeout: Duration(time.Minute)},
-		Raw:  RawConfig{Interval: "1 day"},
+		HTTP:   HTTPConfig{Addr: "127.0.0.1:8080", MaxConcurrent: 4, ReadTimeout: Duration(time.Minute)},
+		Render: RenderConfig{MaxSeries: 10_000, MaxPoints: 5_000_000},
+		Raw:    RawConfig{Interval: "1 day"},
 		Limits: LimitsConfig{MaxLine: 64 << 10, MaxDatagram: 65535, MaxPickleFrame: 1 << 20, MaxBody: 32 << 20,
 			MaxDecoded: 32 << 20, MaxPoints: 1 << 20, MaxName: 1 << 10, MaxTags: 64, MaxTag: 4 << 10,
 			ParserCache: 256 << 10, MaxConnections: 1024, ReadTimeout: Duration(5 * time.Minute)},
@@ -413,6 +431,11 @@ func (c *Config) Validate() error {
 	}
 	positive("http.max-concurrent", int64(c.HTTP.MaxConcurrent))
 	positive("http.read-timeout", int64(c.HTTP.ReadTimeout))
+	positive("render.max-series", int64(c.Render.MaxSeries))
+	positive("render.max-points", int64(c.Render.MaxPoints))
+	if c.Render.MaxPoints > maxRenderPoints {
+		add(c.errorf("render.max-points", "at most %d (8 bytes each, held in memory per request), got %d", maxRenderPoints, c.Render.MaxPoints))
+	}
 	if strings.ContainsAny(c.HTTP.Token, " \t\r\n") {
 		add(c.errorf("http.token", "must not contain white space"))
 	}

@@ -168,3 +168,25 @@ func FuzzParseConfig(f *testing.F) {
 		}
 	})
 }
+
+// The render API's request limits are settings: a site that renders
+// sumSeries over tens of thousands of series raises them, as graphite-web
+// has no such limit; nonsense values are refused with the key.
+func TestRenderLimits(t *testing.T) {
+	c, err := ParseConfig("t.toml", []byte("[render]\nmax-series = 50000\nmax-points = 200000000\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Render.MaxSeries != 50000 || c.Render.MaxPoints != 200_000_000 {
+		t.Errorf("render limits read as %+v", c.Render)
+	}
+	d := DefaultConfig()
+	if d.Render.MaxSeries != 10_000 || d.Render.MaxPoints != 5_000_000 {
+		t.Errorf("default render limits %+v", d.Render)
+	}
+	for _, bad := range []string{"[render]\nmax-series = 0\n", "[render]\nmax-points = -1\n", "[render]\nmax-points = 20000000000\n"} {
+		if _, err := ParseConfig("t.toml", []byte(bad)); err == nil || !strings.Contains(err.Error(), "render.max-") {
+			t.Errorf("%q: error %v, want one naming render.max-…", bad, err)
+		}
+	}
+}
