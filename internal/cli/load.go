@@ -245,20 +245,12 @@ func runLoad(ctx context.Context, a *app, f loadFlags, table string, files []str
 		}
 		var sources []records.Source
 		for _, name := range files {
-			var rc io.ReadCloser
-			var info records.Source
-			if name == "-" {
-				rc, info, err = records.OpenStream(a.env.Stdin, "stdin")
-			} else {
-				rc, info, err = records.Open(name)
+			rc, info, rd, err := openInput(a, name, ropts)
+			if rc != nil {
+				closers = append(closers, rc)
 			}
 			if err != nil {
 				return err
-			}
-			closers = append(closers, rc)
-			rd, err := records.NewReader(rc, ropts)
-			if err != nil {
-				return usagef("%v", err)
 			}
 			fs.Inputs = append(fs.Inputs, copyload.Input{Name: info.Name, Reader: rd})
 			sources = append(sources, info)
@@ -327,6 +319,29 @@ func runLoad(ctx context.Context, a *app, f loadFlags, table string, files []str
 			bt.Index.Round(time.Millisecond), bt.Attach.Round(time.Millisecond))
 	}
 	return loadOutcome(a, f, sum, sum.Rejected, runErr)
+}
+
+// openInput opens one input of a load: a file (decompressed as its magic
+// bytes say) or "-" for stdin, and its record reader. The closer is
+// returned whenever the input was opened, for the caller to close; a
+// reader refused for its options is a usage error.
+func openInput(a *app, name string, ropts records.Options) (io.ReadCloser, records.Source, *records.Reader, error) {
+	var rc io.ReadCloser
+	var info records.Source
+	var err error
+	if name == "-" {
+		rc, info, err = records.OpenStream(a.env.Stdin, "stdin")
+	} else {
+		rc, info, err = records.Open(name)
+	}
+	if err != nil {
+		return nil, info, nil, err
+	}
+	rd, err := records.NewReader(rc, ropts)
+	if err != nil {
+		return rc, info, nil, usagef("%v", err)
+	}
+	return rc, info, rd, nil
 }
 
 // loadOutcome ends a load command: the summary as JSON when asked, then

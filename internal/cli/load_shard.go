@@ -13,7 +13,6 @@ import (
 
 	"github.com/pgts/pgts/internal/copyload"
 	"github.com/pgts/pgts/internal/partition"
-	"github.com/pgts/pgts/internal/records"
 	"github.com/pgts/pgts/internal/shard"
 )
 
@@ -57,20 +56,12 @@ func runShardedLoad(ctx context.Context, a *app, f loadFlags, cfg copyload.Confi
 		lcfg.Zones = zones
 		var fsInputs []copyload.Input
 		for _, name := range files {
-			var rc io.ReadCloser
-			var info records.Source
-			if name == "-" {
-				rc, info, err = records.OpenStream(a.env.Stdin, "stdin")
-			} else {
-				rc, info, err = records.Open(name)
+			rc, info, rd, err := openInput(a, name, ropts)
+			if rc != nil {
+				closers = append(closers, rc)
 			}
 			if err != nil {
 				return err
-			}
-			closers = append(closers, rc)
-			rd, err := records.NewReader(rc, ropts)
-			if err != nil {
-				return usagef("%v", err)
 			}
 			inputs = append(inputs, shard.Input{Name: info.Name, Reader: rd})
 			fsInputs = append(fsInputs, copyload.Input{Name: info.Name, Reader: rd})
