@@ -53,6 +53,10 @@ class Request:
         return urllib.parse.urlencode(self.params, doseq=True)
 
 
+# a quoted relative time in a target: "-50min", "now-1h"
+RELATIVE_ARG = re.compile(r"[\"'](-|now)")
+
+
 def build_requests(c, t0, gfuncs, pfuncs):
     reqs, notes = [], []
 
@@ -67,7 +71,10 @@ def build_requests(c, t0, gfuncs, pfuncs):
         if mdp:
             params["maxDataPoints"] = mdp
         case = "render/%s/%s/mdp=%s/%s" % (fmt, rng, mdp or "-", target)
-        relative = "now" not in params and isinstance(params["from"], str)
+        # a relative time among the arguments (timeSlice(x, "-50min")) is
+        # resolved against the clock by graphite-web whatever now says:
+        # such a pair must be answered within one second, as a relative range
+        relative = ("now" not in params and isinstance(params["from"], str)) or bool(RELATIVE_ARG.search(target))
         reqs.append(Request(family, rng, case, "/render", params, fmt, relative))
 
     for family, target in queries.plain_targets(c):
