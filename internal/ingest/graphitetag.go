@@ -5,6 +5,26 @@ import (
 	"fmt"
 )
 
+// NameTag is the key under which Influx line protocol and Prometheus
+// remote write keep a tag or label called "name" (Telegraf's diskio and
+// net inputs, cAdvisor's container name): Graphite reserves "name" for
+// the metric name, so the series "diskio.reads" with name=sda is
+// "diskio.reads;name_=sda", selected by seriesByTag('name_=sda').
+const NameTag = "name_"
+
+// TagKey returns the key a tag key of Influx line protocol or remote
+// write is kept under: NameTag for "name", key itself otherwise. A
+// series that also has a NameTag tag is refused as having a duplicate
+// key (SortTags). It does not allocate.
+func TagKey(key []byte) []byte {
+	if string(key) == "name" {
+		return nameTag
+	}
+	return key
+}
+
+var nameTag = []byte(NameTag)
+
 // GraphiteTagBytes reports whether key=value may be a tag of a Graphite
 // 1.1 tagged series "name;key=value", the form in which the render API
 // names every tagged series whatever protocol brought it. The rules are

@@ -281,6 +281,7 @@ func (e *entry) tags() ([]ingest.Tag, error) {
 		var k, v []byte
 		k, rest = cutPrefixed(rest)
 		v, rest = cutPrefixed(rest)
+		k = ingest.TagKey(k)
 		if err := ingest.ValidTagBytes(k, v, d.limits); err != nil {
 			return nil, err
 		}

@@ -15,9 +15,11 @@
 //     a single float64 value. The render API names a tagged point
 //     Graphite 1.1's way, "cpu.usage;host=a", so names, tag keys and
 //     tag values must also pass Graphite's tag rules (no ';' in a name,
-//     no ";!^=" in a key, no key "name", no ';' in a value nor '~'
-//     first): see ingest.GraphiteTagBytes. A line breaking them is
-//     refused with its reason, never stored under a mangled name.
+//     no ";!^=" in a key, no ';' in a value nor '~' first): see
+//     ingest.GraphiteTagBytes. A line breaking them is refused with its
+//     reason, never stored under a mangled name. A tag called "name",
+//     which Graphite reserves for the metric name, is kept as "name_"
+//     (ingest.NameTag).
 //   - field value: float (1.5), integer (1i), unsigned (1u), boolean
 //     (t, true, F, ...) or string ("x"). Integers become float64, exact
 //     up to 2^53; booleans 1 and 0; string fields are skipped and

@@ -300,6 +300,7 @@ func (d *Decoder) seriesOf(labels int) (string, []ingest.Tag, error) {
 		case len(v) == 0:
 			// An empty value is an absent label in Prometheus.
 		default:
+			k = ingest.TagKey(k)
 			if len(d.tags) == d.limits.MaxTags {
 				return "", nil, fmt.Errorf("%w: more than %d tags", ingest.ErrTag, d.limits.MaxTags)
 			}

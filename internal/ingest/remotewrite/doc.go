@@ -16,8 +16,10 @@
 //     other labels the point tags; each sample is one point. Names and
 //     labels must also pass Graphite 1.1's tag rules (see
 //     ingest.GraphiteTagBytes), since the render API names the series
-//     "name;k=v": a label "name", ";!^=" in a label name, ';' in a
-//     name or value, or a value starting with '~' refuses the series.
+//     "name;k=v": ";!^=" in a label name, ';' in a name or value, or a
+//     value starting with '~' refuses the series. A label "name", which
+//     Graphite reserves for the metric name, is kept as "name_"
+//     (ingest.NameTag); a series with both is refused.
 //   - snappy bomb: a small body announcing a huge decompressed size. The
 //     size is read from the snappy header and checked against
 //     MaxDecodedBytes, and against the most snappy can expand the body,
