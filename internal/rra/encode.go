@@ -126,6 +126,34 @@ func (r *stateReader) f64() float64 {
 	return math.Float64frombits(binary.LittleEndian.Uint64(r.take(8)))
 }
 
+// header reads and checks what follows the version byte of a state of
+// size bytes saved for schema s: the flags, the DS step and each
+// archive's consolidation, step and size, which must be s's. It returns
+// the flags and the number of archives.
+func (r *stateReader) header(s *Schema, size int) (flags byte, n int, err error) {
+	flags = r.u8()
+	step := r.i64()
+	n = int(r.u8())
+	if r.short {
+		return 0, 0, corrupt("%d bytes are too short", size)
+	}
+	if flags&^flagStarted != 0 {
+		return 0, 0, corrupt("unknown flags %#x", flags)
+	}
+	if step != s.step || n != len(s.arch) {
+		return 0, 0, fmt.Errorf("%w: saved with a DS step of %dµs and %d archives, want %dµs and %d",
+			ErrSchemaMismatch, step, n, s.step, len(s.arch))
+	}
+	for i := range n {
+		cf, astep, asize := CF(r.u8()), r.i64(), int64(r.u32())
+		if a := s.arch[i]; !r.short && (cf != a.cf || astep != a.step || asize != a.size) {
+			return 0, 0, fmt.Errorf("%w: archive %d saved as %v, %dµs × %d, want %v, %dµs × %d",
+				ErrSchemaMismatch, i, cf, astep, asize, a.cf, a.step, a.size)
+		}
+	}
+	return flags, n, nil
+}
+
 func corrupt(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{ErrCorrupt}, args...)...)
 }
@@ -143,25 +171,9 @@ func decodeState(s *Schema, b []byte) (DS, error) {
 	case v != stateVersion:
 		return DS{}, corrupt("unknown version %d", v)
 	}
-	flags := r.u8()
-	step := r.i64()
-	n := int(r.u8())
-	if r.short {
-		return DS{}, corrupt("%d bytes are too short", len(b))
-	}
-	if flags&^flagStarted != 0 {
-		return DS{}, corrupt("unknown flags %#x", flags)
-	}
-	if step != s.step || n != len(s.arch) {
-		return DS{}, fmt.Errorf("%w: saved with a DS step of %dµs and %d archives, want %dµs and %d",
-			ErrSchemaMismatch, step, n, s.step, len(s.arch))
-	}
-	for i := range n {
-		cf, astep, size := CF(r.u8()), r.i64(), int64(r.u32())
-		if a := s.arch[i]; !r.short && (cf != a.cf || astep != a.step || size != a.size) {
-			return DS{}, fmt.Errorf("%w: archive %d saved as %v, %dµs × %d, want %v, %dµs × %d",
-				ErrSchemaMismatch, i, cf, astep, size, a.cf, a.step, a.size)
-		}
+	flags, n, err := r.header(s, len(b))
+	if err != nil {
+		return DS{}, err
 	}
 	d := DS{schema: s, last: r.i64(), upTo: r.i64(), pdpVal: r.f64(), pdpKnown: r.i64(), acc: make([]slotAcc, n)}
 	for i := range d.acc {

@@ -422,25 +422,9 @@ func (d *DS) appendGraphite(dst []byte) []byte {
 func decodeGraphite(s *Schema, b []byte) (DS, error) {
 	r := stateReader{b: b}
 	r.u8()
-	flags := r.u8()
-	step := r.i64()
-	n := int(r.u8())
-	if r.short {
-		return DS{}, corrupt("%d bytes are too short", len(b))
-	}
-	if flags&^flagStarted != 0 {
-		return DS{}, corrupt("unknown flags %#x", flags)
-	}
-	if step != s.step || n != len(s.arch) {
-		return DS{}, fmt.Errorf("%w: saved with a DS step of %dµs and %d archives, want %dµs and %d",
-			ErrSchemaMismatch, step, n, s.step, len(s.arch))
-	}
-	for i := range n {
-		cf, astep, size := CF(r.u8()), r.i64(), int64(r.u32())
-		if a := s.arch[i]; !r.short && (cf != a.cf || astep != a.step || size != a.size) {
-			return DS{}, fmt.Errorf("%w: archive %d saved as %v, %dµs × %d, want %v, %dµs × %d",
-				ErrSchemaMismatch, i, cf, astep, size, a.cf, a.step, a.size)
-		}
+	flags, n, err := r.header(s, len(b))
+	if err != nil {
+		return DS{}, err
 	}
 	d := *NewDS(s)
 	d.last, d.upTo = r.i64(), r.i64()
