@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"net/url"
 
 	"github.com/pgts/pgts/internal/bench"
 	"github.com/pgts/pgts/internal/embedded"
@@ -52,8 +53,9 @@ func serverMemory(limit int64, sharedBuffers string) (map[string]int64, error) {
 // server outside it, puts the settings back and restarts it; it runs even
 // when ctx is cancelled, and only logs what fails (a server the limit
 // killed may still be in crash recovery, then the settings stay in
-// postgresql.auto.conf until ALTER SYSTEM RESET; a later benchmark would
-// take them for the user's and put them back). It returns the
+// postgresql.auto.conf until the next memory-limited benchmark puts back
+// the user's, which the file keeps beside them: savedMemorySetting). It
+// returns the
 // limit in bytes. Not safe for concurrent use.
 func (a *app) limitServerMemory(ctx context.Context, size, sharedBuffers string, beforeRun *func(context.Context) error) (limit int64, stop func(), err error) {
 	n, err := embedded.ParseSize(size)
@@ -149,10 +151,18 @@ func (a *app) limitServerMemory(ctx context.Context, size, sharedBuffers string,
 	return 0, nil, err
 }
 
+// savedMemorySetting is the placeholder setting in which setServerMemory
+// keeps, in postgresql.auto.conf itself, the memory settings it replaced
+// (as a URL query: work_mem=7MB&...), until restore removes it. A run
+// whose server the limit killed cannot restore; the next run finds the
+// entry and puts back those settings, not the killed run's.
+const savedMemorySetting = "pgts.bench_saved_memory"
+
 // setServerMemory sets the given sizes (bytes) with ALTER SYSTEM, to take
 // effect at the next start; restore puts back what postgresql.auto.conf
-// held before (or removes the entries). ALTER SYSTEM needs a superuser,
-// which the embedded cluster's connection is.
+// held before (or removes the entries), also when an earlier run could
+// not (savedMemorySetting). ALTER SYSTEM needs a superuser, which the
+// embedded cluster's connection is.
 func setServerMemory(ctx context.Context, connString string, sizes map[string]int64) (restore func(context.Context) error, err error) {
 	conn, err := pg.Connect(ctx, connString)
 	if err != nil {
@@ -160,8 +170,9 @@ func setServerMemory(ctx context.Context, connString string, sizes map[string]in
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
 	before := map[string]string{}
+	saved, haveSaved := "", false
 	rows, err := conn.Query(ctx, `SELECT name, setting FROM pg_file_settings
-		WHERE name = ANY($1) AND sourcefile LIKE '%/postgresql.auto.conf' AND applied`, memorySettings)
+		WHERE name = ANY($1) AND sourcefile LIKE '%/postgresql.auto.conf' AND applied`, append([]string{savedMemorySetting}, memorySettings...))
 	if err != nil {
 		return nil, fmt.Errorf("reading postgresql.auto.conf: %w", err)
 	}
@@ -170,10 +181,41 @@ func setServerMemory(ctx context.Context, connString string, sizes map[string]in
 		if err := rows.Scan(&k, &v); err != nil {
 			return nil, err
 		}
+		if k == savedMemorySetting {
+			saved, haveSaved = v, true
+			continue
+		}
 		before[k] = v
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("reading postgresql.auto.conf: %w", err)
+	}
+	if haveSaved {
+		// An earlier run did not put its settings back: those in the
+		// file are its own, the user's are the ones it saved.
+		q, err := url.ParseQuery(saved)
+		if err != nil {
+			return nil, fmt.Errorf("reading %s in postgresql.auto.conf: %w", savedMemorySetting, err)
+		}
+		before = map[string]string{}
+		for _, k := range memorySettings {
+			if v := q.Get(k); v != "" {
+				before[k] = v
+			}
+		}
+	} else {
+		q := url.Values{}
+		for k, v := range before {
+			q.Set(k, v)
+		}
+		// A placeholder setting must exist in the session for ALTER
+		// SYSTEM to accept it.
+		lit := pg.QuoteLiteral(q.Encode())
+		for _, sql := range []string{"SET " + savedMemorySetting + " = " + lit, "ALTER SYSTEM SET " + savedMemorySetting + " = " + lit} {
+			if _, err := conn.Exec(ctx, sql); err != nil {
+				return nil, fmt.Errorf("saving the memory settings in postgresql.auto.conf: %w", err)
+			}
+		}
 	}
 	for _, k := range memorySettings {
 		if _, err := conn.Exec(ctx, fmt.Sprintf("ALTER SYSTEM SET %s = '%dkB'", k, sizes[k]>>10)); err != nil {
@@ -193,6 +235,11 @@ func setServerMemory(ctx context.Context, connString string, sizes map[string]in
 			}
 			if _, err := conn.Exec(ctx, sql); err != nil {
 				return fmt.Errorf("putting back %s: %w", k, err)
+			}
+		}
+		for _, sql := range []string{"SET " + savedMemorySetting + " = ''", "ALTER SYSTEM RESET " + savedMemorySetting} {
+			if _, err := conn.Exec(ctx, sql); err != nil {
+				return fmt.Errorf("removing %s: %w", savedMemorySetting, err)
 			}
 		}
 		return nil

@@ -44,7 +44,7 @@ func autoConf(t *testing.T, cs string) map[string]string {
 	}
 	defer conn.Close(context.Background())
 	rows, err := conn.Query(context.Background(), `SELECT name, setting FROM pg_file_settings
-		WHERE name = ANY($1) AND sourcefile LIKE '%/postgresql.auto.conf'`, memorySettings)
+		WHERE name = ANY($1) AND sourcefile LIKE '%/postgresql.auto.conf'`, append([]string{savedMemorySetting}, memorySettings...))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +77,7 @@ func TestSetServerMemory(t *testing.T) {
 	if _, err := conn.Exec(ctx, "ALTER SYSTEM SET effective_cache_size = '3GB'"); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { conn.Exec(context.Background(), "ALTER SYSTEM RESET effective_cache_size") })
+	t.Cleanup(func() { resetAutoConf(t, cs) })
 	restore, err := setServerMemory(ctx, cs, map[string]int64{"shared_buffers": 32 << 20, "effective_cache_size": 144 << 20,
 		"work_mem": 4 << 20, "maintenance_work_mem": 12 << 20, "wal_buffers": 1 << 20})
 	if err != nil {
@@ -115,5 +115,57 @@ func TestBenchLoadMemoryFlags(t *testing.T) {
 	}
 	if _, stderr, code := run(t, env, "bench", "load", "--pgts-interval", "90s", "--out", t.TempDir()); code != 2 || !strings.Contains(stderr, "interval") {
 		t.Errorf("--pgts-interval 90s: exit %d, %s", code, stderr)
+	}
+}
+
+// TestSetServerMemoryAfterKilledRun: a run whose server the limit killed
+// could not put the settings back; the next run must put back the
+// user's settings, not the killed run's.
+func TestSetServerMemoryAfterKilledRun(t *testing.T) {
+	ctx := context.Background()
+	cs := pgtest.DB(t)
+	conn, err := pg.Connect(ctx, cs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "ALTER SYSTEM SET work_mem = '7MB'"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { resetAutoConf(t, cs) })
+	sizes := map[string]int64{"shared_buffers": 32 << 20, "effective_cache_size": 144 << 20,
+		"work_mem": 4 << 20, "maintenance_work_mem": 12 << 20, "wal_buffers": 1 << 20}
+	if _, err := setServerMemory(ctx, cs, sizes); err != nil { // its restore never runs
+		t.Fatal(err)
+	}
+	restore, err := setServerMemory(ctx, cs, sizes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := restore(ctx); err != nil {
+		t.Fatal(err)
+	}
+	got := autoConf(t, cs)
+	if got["work_mem"] != "7MB" || len(got) != 1 {
+		t.Errorf("after the second run's restore: %v; want only work_mem 7MB", got)
+	}
+}
+
+// resetAutoConf removes the settings these tests write from the test
+// cluster's postgresql.auto.conf, which every test database shares.
+func resetAutoConf(t *testing.T, cs string) {
+	ctx := context.Background()
+	conn, err := pg.Connect(ctx, cs)
+	if err != nil {
+		t.Error(err)
+		return
+	}
+	defer conn.Close(ctx)
+	for _, sql := range append([]string{"SET " + savedMemorySetting + " = ''", "ALTER SYSTEM RESET " + savedMemorySetting},
+		"ALTER SYSTEM RESET shared_buffers", "ALTER SYSTEM RESET effective_cache_size", "ALTER SYSTEM RESET work_mem",
+		"ALTER SYSTEM RESET maintenance_work_mem", "ALTER SYSTEM RESET wal_buffers") {
+		if _, err := conn.Exec(ctx, sql); err != nil {
+			t.Error(err)
+		}
 	}
 }
