@@ -27,7 +27,7 @@ import (
 // Stores and loaders of the loading benchmark.
 var (
 	Stores  = []string{"plain", "monthly", "weekly", "pgts", "timescaledb"}
-	Loaders = []string{"psql-copy", "psql-pipe", "pgts-text", "pgts-binary", "pgts-parent", "pgts-bulk", "insert", "server-copy"}
+	Loaders = []string{"psql-copy", "psql-pipe", "pgts-text", "pgts-binary", "pgts-parent", "pgts-bulk", "pgts-file", "insert", "server-copy"}
 )
 
 // LoadScenario is the loading study, generalised: every store × loader ×
@@ -349,6 +349,17 @@ func runOne(ctx context.Context, pool *pgxpool.Pool, s LoadScenario, r *LoadRun)
 	}
 	g, _ = conditionsGen(s)
 	var serverFiles [][]serverCopyFile
+	var csvPath string
+	if r.Loader == "pgts-file" {
+		// Written before the clock starts: the file is the input, as
+		// the generator is for the other loaders.
+		var dir string
+		csvPath, dir, err = writeCSV(g)
+		defer os.RemoveAll(dir)
+		if err != nil {
+			return err
+		}
+	}
 	if r.Loader == "server-copy" {
 		// Written before the clock starts: the server alone is measured.
 		var dir string
@@ -367,6 +378,8 @@ func runOne(ctx context.Context, pool *pgxpool.Pool, s LoadScenario, r *LoadRun)
 		r.Batches, err = loadPsql(ctx, s, g, true)
 	case "pgts-text", "pgts-binary", "pgts-parent", "pgts-bulk":
 		r.Batches, r.Phases, err = loadPgts(ctx, pool, s, g, r.Loader, r.Workers, start)
+	case "pgts-file":
+		r.Batches, err = loadPgtsFile(ctx, pool, s, csvPath, r.Workers, start)
 	case "server-copy":
 		r.Batches, err = loadServerCopy(ctx, pool, serverFiles, start)
 	case "insert":
@@ -495,13 +508,8 @@ func loadPgts(ctx context.Context, pool *pgxpool.Pool, s LoadScenario, g gen.Gen
 	if loader == "pgts-parent" {
 		cfg.Route = copyload.RouteParent
 	}
-	var mu sync.Mutex
-	var timings []BatchTiming
-	cfg.OnBatch = func(b copyload.BatchInfo) {
-		mu.Lock()
-		timings = append(timings, BatchTiming{StartMS: ms(b.Start.Sub(start)), DurationMS: ms(b.Duration), Rows: b.Rows})
-		mu.Unlock()
-	}
+	timings, onBatch := batchTimings(start)
+	cfg.OnBatch = onBatch
 	l, err := copyload.New(pool, m, target, cfg)
 	if err != nil {
 		return nil, nil, err
@@ -518,7 +526,25 @@ func loadPgts(ctx context.Context, pool *pgxpool.Pool, s LoadScenario, g gen.Gen
 		phases = map[string]float64{"bulk_partitions": float64(bt.Partitions), "create": bt.Create.Seconds(),
 			"index_build": bt.Index.Seconds(), "attach": bt.Attach.Seconds()}
 	}
-	return timings, phases, nil
+	return timings(), phases, nil
+}
+
+// batchTimings returns a loader's OnBatch hook, which records each
+// batch's timing relative to start (safe for concurrent use), and the
+// function that returns what it recorded.
+func batchTimings(start time.Time) (timings func() []BatchTiming, onBatch func(copyload.BatchInfo)) {
+	var mu sync.Mutex
+	var out []BatchTiming
+	onBatch = func(b copyload.BatchInfo) {
+		mu.Lock()
+		out = append(out, BatchTiming{StartMS: ms(b.Start.Sub(start)), DurationMS: ms(b.Duration), Rows: b.Rows})
+		mu.Unlock()
+	}
+	return func() []BatchTiming {
+		mu.Lock()
+		defer mu.Unlock()
+		return out
+	}, onBatch
 }
 
 // TenthRates returns the rows/s of the first and of the last tenth of

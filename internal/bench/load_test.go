@@ -23,15 +23,15 @@ func TestRunLoadSmall(t *testing.T) {
 		t.Fatalf("PostgreSQL binaries: %v", err)
 	}
 	var logs bytes.Buffer
-	s := LoadScenario{Stores: []string{"plain", "pgts", "timescaledb"}, Loaders: []string{"psql-pipe", "pgts-binary", "insert"},
+	s := LoadScenario{Stores: []string{"plain", "pgts", "timescaledb"}, Loaders: []string{"psql-pipe", "pgts-binary", "pgts-file", "insert"},
 		Workers: []int{2}, Width: 5, Batches: 2, Index: "time", Repeat: 1, ConnString: pgtest.DB(t), Psql: bins.Psql(),
 		Logger: slog.New(slog.NewTextHandler(&logs, nil))}
 	runs, err := RunLoad(context.Background(), s, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(runs) != 6 {
-		t.Fatalf("%d runs, want 6 (timescaledb skipped): %+v", len(runs), runs)
+	if len(runs) != 8 {
+		t.Fatalf("%d runs, want 8 (timescaledb skipped): %+v", len(runs), runs)
 	}
 	if !strings.Contains(logs.String(), "skipping store timescaledb") {
 		t.Errorf("no skip logged: %s", logs.String())
@@ -164,5 +164,30 @@ func TestServerCopyRefusesUnreadableFiles(t *testing.T) {
 	err := checkServerSeesFiles(context.Background(), pgtest.Pool(t), dir)
 	if !errors.Is(err, ErrServerElsewhere) || !strings.Contains(err.Error(), "on this machine") {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// TestFileLoaderSameRows: the pgts-file loader stores the rows the
+// generator loaders store, value for value (the CSV it writes is read
+// back in the same time zone, floats exactly).
+func TestFileLoaderSameRows(t *testing.T) {
+	ctx := context.Background()
+	cs := pgtest.DB(t)
+	pool := pgtest.PoolFor(t, cs)
+	fingerprint := func(loader string) string {
+		s := LoadScenario{Stores: []string{"pgts"}, Loaders: []string{loader}, Workers: []int{2}, Width: 5, Batches: 3,
+			Index: "time", Repeat: 1, ConnString: cs, Logger: slog.New(slog.DiscardHandler)}
+		runs, err := RunLoad(ctx, s, nil)
+		if err != nil || len(runs) != 1 || runs[0].Error != "" {
+			t.Fatalf("%s: %v %+v", loader, err, runs)
+		}
+		var fp string
+		if err := pool.QueryRow(ctx, `SELECT count(*) || ' ' || md5(string_agg(c::text, ',' ORDER BY time, device)) FROM conditions c`).Scan(&fp); err != nil {
+			t.Fatal(err)
+		}
+		return fp
+	}
+	if a, b := fingerprint("pgts-binary"), fingerprint("pgts-file"); a != b || !strings.HasPrefix(a, "30000 ") {
+		t.Errorf("pgts-binary stored %s, pgts-file %s", a, b)
 	}
 }

@@ -75,7 +75,9 @@ Loaders: psql-copy (the generator's text piped into one psql COPY),
          pgts-text, pgts-binary (pgts load, in-process, COPY into the leaf
          partitions), pgts-parent (binary COPY into the parent table: the
          server routes rows), pgts-bulk (pgts load --bulk: missing
-         partitions filled standalone, indexed once, attached), insert
+         partitions filled standalone, indexed once, attached), pgts-file
+         (pgts load FILE: the same rows written beforehand as a CSV file,
+         parsed on GOMAXPROCS goroutines, binary COPY), insert
          (multi-row INSERT of 1,000 rows), server-copy (the server's
          ceiling: the rows written beforehand as binary files the server
          reads itself, COPY table FROM 'file' by N backends, no client;
