@@ -255,6 +255,12 @@ func (m *Manager) Create(ctx context.Context, s CreateSpec) (*Table, error) {
 		if err != nil {
 			return fmt.Errorf("recording %s in the pgts catalog: %w", t, err)
 		}
+		// A load ledger of an earlier table of this name (dropped by
+		// hand) would make a rerun of its load skip batches this new,
+		// empty table never got.
+		if err := forgetLoads(ctx, tx, t.String()); err != nil {
+			return err
+		}
 		return nil
 	})
 	if err != nil {
@@ -454,7 +460,8 @@ func probeIndex(ctx context.Context, tx pgx.Tx, qname, stmt string) (bool, error
 	return false, fmt.Errorf("internal error: CREATE INDEX on %s made no index", qname)
 }
 
-// Drop removes a series table, its partitions and its catalog row.
+// Drop removes a series table, its partitions, its catalog row and the
+// ledgers of the loads into it.
 func (m *Manager) Drop(ctx context.Context, t *Table) error {
 	err := pgx.BeginFunc(ctx, m.db, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1, hashtext($2))`, catalog.LockKey, t.String()); err != nil {
@@ -463,9 +470,22 @@ func (m *Manager) Drop(ctx context.Context, t *Table) error {
 		if _, err := tx.Exec(ctx, "DROP TABLE IF EXISTS "+t.Qualified()); err != nil {
 			return fmt.Errorf("dropping %s: %w", t, err)
 		}
-		_, err := tx.Exec(ctx, `DELETE FROM pgts.series_table WHERE table_schema = $1 AND table_name = $2`, t.Schema, t.Name)
-		return err
+		if _, err := tx.Exec(ctx, `DELETE FROM pgts.series_table WHERE table_schema = $1 AND table_name = $2`, t.Schema, t.Name); err != nil {
+			return err
+		}
+		return forgetLoads(ctx, tx, t.String())
 	})
 	m.Forget(t)
 	return err
+}
+
+// forgetLoads deletes the load ledgers (pgts.load, and its batches by
+// cascade) of loads into target ("schema.name"): they describe rows of a
+// table that is gone, and a rerun under one of their load IDs must load
+// everything into the table that takes its name.
+func forgetLoads(ctx context.Context, tx pgx.Tx, target string) error {
+	if _, err := tx.Exec(ctx, `DELETE FROM pgts.load WHERE target = $1`, target); err != nil {
+		return fmt.Errorf("deleting the load ledgers of %s: %w", target, err)
+	}
+	return nil
 }
