@@ -197,6 +197,11 @@ var migrations = []string{
 		PRIMARY KEY (table_schema, table_name)
 	);
 	COMMENT ON TABLE pgts.shard_member IS 'On a shard: the series tables it holds as hash partitions (modulus, remainder of shard_column) of a sharded table parent_name.';`,
+	// 5 (scale-out): a sharded table whose drop has begun (its parent is
+	// gone from the coordinator; partitions on shards that did not answer
+	// remain, with their placement rows, until a rerun drops them).
+	`ALTER TABLE pgts.sharded_table ADD COLUMN IF NOT EXISTS dropping boolean NOT NULL DEFAULT false;
+	COMMENT ON COLUMN pgts.sharded_table.dropping IS 'pgts table drop began: the coordinator''s parent is gone; the placement rows left are partitions still to drop on their shards.';`,
 }
 
 // Version is the catalog version this build of pgts writes.
