@@ -64,7 +64,8 @@ func intList(ps []int) string {
 //     table is marked dropping, so nothing of it is visible there from
 //     then on, and neither a load nor a create of the same name starts;
 //  2. on each shard, its partitions (series tables, through the shard's
-//     pgts catalog) and their shard_member rows; each partition's
+//     pgts catalog), their load ledgers (load IDs ending in "/" + the
+//     partition's name) and shard_member rows; each partition's
 //     placement row on the coordinator is deleted once it is gone;
 //  3. the table's catalog row, once no partition is left.
 //
@@ -177,6 +178,12 @@ func (c *Coordinator) dropOnShard(ctx context.Context, t *Table, sh Shard, parts
 		case errors.As(err, &nf):
 			// dropped by an earlier run, or never made (a create that stopped)
 		default:
+			return i, fmt.Errorf("shard %q: %w", sh.Name, err)
+		}
+		// the partition's load ledgers (LOAD_ID/NAME_pN): a new table of
+		// the same name must not take their batches as loaded
+		suffix := "/" + name
+		if _, err := pool.Exec(ctx, `DELETE FROM pgts.load WHERE right(load_id, $2) = $1`, suffix, len(suffix)); err != nil {
 			return i, fmt.Errorf("shard %q: %w", sh.Name, err)
 		}
 		if _, err := pool.Exec(ctx, `DELETE FROM pgts.shard_member WHERE table_schema = $1 AND table_name = $2`, t.Schema, name); err != nil {

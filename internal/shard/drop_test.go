@@ -20,7 +20,9 @@ func TestDropTable(t *testing.T) {
 	ctx := context.Background()
 	cl := newCluster(t, 3)
 	shardedConditions(t, cl, "cond", 6)
-	if sum, err := loadGen(ctx, t, cl.c, "cond", genOpts(6000, testStart()), baseLoadConfig()); err != nil || sum.Loaded != 6000 {
+	lcfg := baseLoadConfig()
+	lcfg.LoadID = "before-drop"
+	if sum, err := loadGen(ctx, t, cl.c, "cond", genOpts(6000, testStart()), lcfg); err != nil || sum.Loaded != 6000 {
 		t.Fatalf("load: %+v, %v", sum, err)
 	}
 	port := serverPort(t, cl, "b")
@@ -67,7 +69,7 @@ func TestDropTable(t *testing.T) {
 		t.Fatalf("%d relations of cond left on shard b", n)
 	}
 	for i, sp := range cl.shards {
-		if n := scalar(t, sp, `SELECT (SELECT count(*) FROM pgts.shard_member) + (SELECT count(*) FROM pgts.series_table)`); n != 0 {
+		if n := scalar(t, sp, `SELECT (SELECT count(*) FROM pgts.shard_member) + (SELECT count(*) FROM pgts.series_table) + (SELECT count(*) FROM pgts.load)`); n != 0 {
 			t.Errorf("shard %d's catalog keeps %d rows of dropped partitions", i, n)
 		}
 	}
@@ -82,6 +84,10 @@ func TestDropTable(t *testing.T) {
 	}
 	if n := scalar(t, cl.coord, `SELECT count(*) FROM cond`); n != 0 {
 		t.Fatalf("the new table shows %d old rows", n)
+	}
+	// the same load under the same ID loads again: the old ledgers went
+	if sum, err := loadGen(ctx, t, cl.c, "cond", genOpts(6000, testStart()), lcfg); err != nil || sum.Loaded != 6000 || sum.Skipped != 0 {
+		t.Fatalf("the same load into the new table: %+v, %v", sum, err)
 	}
 }
 
