@@ -34,8 +34,9 @@ type Writer struct {
 	now     func() time.Time
 	workers int
 
-	mu      sync.Mutex
-	shards  map[string]Shard
+	mu        sync.Mutex
+	placement []string // shard per partition, reread after a failed write (a move)
+	shards    map[string]Shard
 	pools   map[string]*pgxpool.Pool
 	targets map[int]*writerPart
 	keyType string
@@ -75,7 +76,7 @@ func (c *Coordinator) OpenWriter(ctx context.Context, name string, cfg WriterCon
 	if err != nil {
 		return nil, err
 	}
-	w := &Writer{c: c, t: t, log: cfg.Logger, now: cfg.Now, workers: max(cfg.Workers, 1),
+	w := &Writer{c: c, t: t, log: cfg.Logger, now: cfg.Now, workers: max(cfg.Workers, 1), placement: append([]string(nil), t.Placement...),
 		shards: map[string]Shard{}, pools: map[string]*pgxpool.Pool{}, targets: map[int]*writerPart{}, cache: map[int64]int{}}
 	if w.log == nil {
 		w.log = c.log
@@ -103,7 +104,37 @@ func (c *Coordinator) OpenWriter(ctx context.Context, name string, cfg WriterCon
 func (w *Writer) Table() *Table { return w.t }
 
 // Shard names the shard holding partition p.
-func (w *Writer) Shard(p int) string { return w.t.Placement[p] }
+func (w *Writer) Shard(p int) string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.placement[p]
+}
+
+// refresh rereads the placement after a failed write: a partition moved
+// (pgts shard move) is written on its new shard from then on, where its
+// ledger moved with its rows.
+func (w *Writer) refresh(ctx context.Context) {
+	t, err := w.c.Table(ctx, w.t.Qualified())
+	if err != nil || len(t.Placement) != len(w.placement) {
+		return
+	}
+	shards, err := w.c.List(ctx)
+	if err != nil {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, sh := range shards {
+		w.shards[sh.Name] = sh
+	}
+	for p, s := range t.Placement {
+		if s != w.placement[p] && s != "" {
+			w.log.Info("a partition moved; writing it on its new shard", "table", w.t.String(), "partition", p, "from", w.placement[p], "to", s)
+			w.placement[p] = s
+			delete(w.targets, p)
+		}
+	}
+}
 
 // Partitions returns the partition of each key, in order: the keys not
 // cached are asked of the coordinator in one statement
@@ -166,7 +197,7 @@ func (w *Writer) Partitions(ctx context.Context, keys []int64) ([]int, error) {
 func (w *Writer) part(ctx context.Context, p int) (*pgxpool.Pool, *writerPart, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	shardName := w.t.Placement[p]
+	shardName := w.placement[p]
 	pool, err := w.poolLocked(ctx, shardName)
 	if err != nil {
 		return nil, nil, err
@@ -197,7 +228,7 @@ func (w *Writer) poolLocked(ctx context.Context, shardName string) (*pgxpool.Poo
 		return pool, nil
 	}
 	n := 0
-	for _, s := range w.t.Placement {
+	for _, s := range w.placement {
 		if s == shardName {
 			n++
 		}
@@ -238,8 +269,10 @@ func (w *Writer) Load(ctx context.Context, p int, src copyload.Source, cfg copyl
 	}
 	sum, err := ld.Run(ctx, src)
 	if err != nil {
-		w.reset(w.Shard(p))
-		return sum, fmt.Errorf("shard %q, partition %d: %w", w.Shard(p), p, err)
+		shardName := w.Shard(p)
+		w.reset(shardName)
+		w.refresh(ctx)
+		return sum, fmt.Errorf("shard %q, partition %d: %w", shardName, p, err)
 	}
 	return sum, nil
 }
@@ -261,8 +294,9 @@ func (w *Writer) LoadID(id string, p int) string { return id + "/" + PartitionNa
 // Forget deletes the ledger of write id on partition p's shard (the write
 // is complete on every partition, so no rerun will need it).
 func (w *Writer) Forget(ctx context.Context, p int, id string) error {
+	shardName := w.Shard(p)
 	w.mu.Lock()
-	pool, err := w.poolLocked(ctx, w.Shard(p))
+	pool, err := w.poolLocked(ctx, shardName)
 	w.mu.Unlock()
 	if err != nil {
 		return err
@@ -290,7 +324,10 @@ func (w *Writer) Forget(ctx context.Context, p int, id string) error {
 func (w *Writer) Maintain(ctx context.Context) []ShardMaintenance {
 	byShard := map[string][]int{}
 	var order []string
-	for p, s := range w.t.Placement {
+	w.mu.Lock()
+	placement := append([]string(nil), w.placement...)
+	w.mu.Unlock()
+	for p, s := range placement {
 		if byShard[s] == nil {
 			order = append(order, s)
 		}

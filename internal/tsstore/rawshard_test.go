@@ -199,3 +199,42 @@ func (w testLogWriter) Write(p []byte) (int, error) {
 	w.t.Log(strings.TrimSpace(string(p)))
 	return len(p), nil
 }
+
+// TestShardedRawAfterMove: a partition of the sharded raw table moved to
+// another shard while the daemon runs (pgts shard move) is written on its
+// new shard: the write that meets the old shard's dropped table is kept,
+// the writer rereads the placement, and the next flush completes it;
+// every point once.
+func TestShardedRawAfterMove(t *testing.T) {
+	ctx := context.Background()
+	pgtest.Servers(t, 2)
+	pool := newPool(t)
+	cfg := testConfig(t, &clock{})
+	cfg.Raw.Retry = copyload.RetryPolicy{Attempts: 2, BaseDelay: 10 * time.Millisecond, MaxDelay: 20 * time.Millisecond}
+	shardedRaw(t, pool, cfg, 2)
+	s := open(t, pool, cfg)
+	mustAdd(t, s, rawRound(0)...)
+	mustFlush(t, s)
+	res, err := scaleout.New(pool, nil).Move(ctx, "raw_points", 1, "a", cfg.Now)
+	if err != nil || res.From != "b" || res.Rows == 0 {
+		t.Fatalf("move: %+v, %v", res, err)
+	}
+	mustAdd(t, s, rawRound(1)...)
+	for i := 0; ; i++ {
+		err := s.Flush(ctx)
+		if err == nil {
+			break
+		}
+		if i == 2 {
+			t.Fatalf("flushes after the move keep failing: %v", err)
+		}
+		t.Logf("flush %d after the move: %v", i, err)
+	}
+	var rows, distinct int64
+	if err := pool.QueryRow(ctx, `SELECT count(*), count(DISTINCT value) FROM raw_points`).Scan(&rows, &distinct); err != nil {
+		t.Fatal(err)
+	}
+	if rows != 4000 || distinct != 4000 {
+		t.Fatalf("after the move: %d raw points, %d distinct; want 4000 each", rows, distinct)
+	}
+}
