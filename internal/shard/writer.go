@@ -37,11 +37,11 @@ type Writer struct {
 	mu        sync.Mutex
 	placement []string // shard per partition, reread after a failed write (a move)
 	shards    map[string]Shard
-	pools   map[string]*pgxpool.Pool
-	targets map[int]*writerPart
-	keyType string
-	cache   map[int64]int // shard key → partition, at most maxCachedKeys
-	closed  bool
+	pools     map[string]*pgxpool.Pool
+	targets   map[int]*writerPart
+	keyType   string
+	cache     map[int64]int // shard key → partition, at most maxCachedKeys
+	closed    bool
 }
 
 // writerPart is a partition's loader target on its shard.
