@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
+	"sync/atomic"
 	"testing"
 
+	"github.com/pgts/pgts/internal/copyload"
 	"github.com/pgts/pgts/internal/pg"
 )
 
@@ -89,5 +92,50 @@ func TestMovePartition(t *testing.T) {
 	}
 	if err := cl.c.Remove(ctx, "b"); err == nil {
 		t.Fatal("removed shard b, which still holds partition 4")
+	}
+}
+
+// TestMoveDuringLoad: a partition moved while a load writes into it: the
+// load's writes to the old copy wait for the move and then fail or land
+// before it; rerunning the load with its load ID completes it; every row
+// is stored exactly once.
+func TestMoveDuringLoad(t *testing.T) {
+	ctx := context.Background()
+	cl := newCluster(t, 3)
+	shardedConditions(t, cl, "cond", 6)
+	opts := genOpts(60000, testStart())
+	lcfg := baseLoadConfig()
+	lcfg.LoadID = "during-move"
+	var once sync.Once
+	moved := make(chan error, 1)
+	var batches atomic.Int64
+	lcfg.OnBatch = func(copyload.BatchInfo) {
+		if batches.Add(1) == 10 {
+			once.Do(func() {
+				go func() {
+					_, err := cl.c.Move(ctx, "cond", 1, "c", nil)
+					moved <- err
+				}()
+			})
+		}
+	}
+	first, err := loadGen(ctx, t, cl.c, "cond", opts, lcfg)
+	t.Logf("load during the move: loaded %d, %v", first.Loaded, err)
+	if err := <-moved; err != nil {
+		t.Fatalf("move during a load: %v", err)
+	}
+	lcfg.OnBatch = nil
+	second, err := loadGen(ctx, t, cl.c, "cond", opts, lcfg)
+	if err != nil || second.Loaded+second.Skipped != opts.Rows {
+		t.Fatalf("rerun after the move: %+v, %v", second, err)
+	}
+	if n := scalar(t, cl.coord, `SELECT count(*) FROM cond`); n != opts.Rows {
+		t.Fatalf("%d rows stored, want %d", n, opts.Rows)
+	}
+	if n := scalar(t, cl.coord, `SELECT count(*) FROM (SELECT DISTINCT time, device FROM cond) x`); n != opts.Rows {
+		t.Fatalf("%d distinct (time, device), want %d: rows stored twice", n, opts.Rows)
+	}
+	if n := scalar(t, cl.shards[1], `SELECT count(*) FROM pg_class WHERE relname LIKE 'cond_p1%'`); n != 0 {
+		t.Fatalf("shard b keeps %d relations of cond_p1", n)
 	}
 }
