@@ -88,10 +88,36 @@ func (c *Coordinator) DropTable(ctx context.Context, name string) (*DropResult, 
 	if err != nil {
 		return res, err
 	}
+	// a move that stopped left a copy on its peer shard: dropped first
+	peers := map[string][]int{}
+	rows, err := c.pool.Query(ctx, `SELECT partition, move_peer FROM pgts.shard_placement
+		WHERE table_schema = $1 AND table_name = $2 AND move_peer IS NOT NULL ORDER BY partition`, t.Schema, t.Name)
+	if err != nil {
+		return res, err
+	}
+	moving, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (placement, error) {
+		var p placement
+		err := r.Scan(&p.part, &p.shard)
+		return p, err
+	})
+	if err != nil {
+		return res, err
+	}
+	for _, m := range moving {
+		peers[m.shard] = append(peers[m.shard], m.part)
+	}
 	byShard := map[string][]int{}
 	for p, s := range t.Placement {
 		if s != "" {
 			byShard[s] = append(byShard[s], p)
+		}
+	}
+	for _, sh := range shards {
+		if parts := peers[sh.Name]; len(parts) > 0 {
+			if n, err := c.dropOnShard(ctx, t, sh, parts, true); err != nil {
+				res.Left[sh.Name] = parts[n:]
+				res.Errs[sh.Name] = err
+			}
 		}
 	}
 	for _, sh := range shards {
@@ -100,11 +126,11 @@ func (c *Coordinator) DropTable(ctx context.Context, name string) (*DropResult, 
 			continue
 		}
 		delete(byShard, sh.Name)
-		n, err := c.dropOnShard(ctx, t, sh, parts)
+		n, err := c.dropOnShard(ctx, t, sh, parts, false)
 		res.Dropped += n
 		if err != nil {
 			c.log.Warn("could not drop the partitions on a shard", "table", t.String(), "shard", sh.Name, "err", err)
-			res.Left[sh.Name] = parts[n:]
+			res.Left[sh.Name] = append(res.Left[sh.Name], parts[n:]...)
 			res.Errs[sh.Name] = err
 		}
 	}
@@ -154,9 +180,10 @@ func (c *Coordinator) dropOnCoordinator(ctx context.Context, t *Table) error {
 }
 
 // dropOnShard drops partitions parts of t on shard sh, in order, each
-// with its shard_member row, then its placement row on the coordinator.
-// It returns how many it dropped before an error.
-func (c *Coordinator) dropOnShard(ctx context.Context, t *Table, sh Shard, parts []int) (int, error) {
+// with its shard_member row, then its placement row on the coordinator
+// (peer: only the placement's move_peer, sh holding the copy of a move
+// that stopped). It returns how many it dropped before an error.
+func (c *Coordinator) dropOnShard(ctx context.Context, t *Table, sh Shard, parts []int, peer bool) (int, error) {
 	pool, err := openShard(ctx, sh, 2)
 	if err != nil {
 		return 0, err
@@ -189,7 +216,11 @@ func (c *Coordinator) dropOnShard(ctx context.Context, t *Table, sh Shard, parts
 		if _, err := pool.Exec(ctx, `DELETE FROM pgts.shard_member WHERE table_schema = $1 AND table_name = $2`, t.Schema, name); err != nil {
 			return i, fmt.Errorf("shard %q: %w", sh.Name, err)
 		}
-		if _, err := c.pool.Exec(ctx, `DELETE FROM pgts.shard_placement WHERE table_schema = $1 AND table_name = $2 AND partition = $3`, t.Schema, t.Name, p); err != nil {
+		q := `DELETE FROM pgts.shard_placement WHERE table_schema = $1 AND table_name = $2 AND partition = $3`
+		if peer {
+			q = `UPDATE pgts.shard_placement SET move_peer = NULL WHERE table_schema = $1 AND table_name = $2 AND partition = $3`
+		}
+		if _, err := c.pool.Exec(ctx, q, t.Schema, t.Name, p); err != nil {
 			return i, err
 		}
 	}

@@ -25,6 +25,22 @@ func TestDropTable(t *testing.T) {
 	if sum, err := loadGen(ctx, t, cl.c, "cond", genOpts(6000, testStart()), lcfg); err != nil || sum.Loaded != 6000 {
 		t.Fatalf("load: %+v, %v", sum, err)
 	}
+	// a move of partition 0 (shard a) to shard c that stopped after
+	// making its copy there: the drop removes the copy too
+	tb, err := cl.c.Table(ctx, "cond")
+	if err != nil {
+		t.Fatal(err)
+	}
+	shards, err := cl.c.List(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cl.c.createOnShard(ctx, tb, shards[2], []int{0}, time.Now); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cl.coord.Exec(ctx, `UPDATE pgts.shard_placement SET move_peer = 'c' WHERE table_name = 'cond' AND partition = 0`); err != nil {
+		t.Fatal(err)
+	}
 	port := serverPort(t, cl, "b")
 	setPort(t, cl, "b", "1")
 	res, err := cl.c.DropTable(ctx, "cond")
