@@ -162,6 +162,16 @@ func TestShardedRawSameAsLocal(t *testing.T) {
 	if len(want) != 4000 || fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("pgts.raw_points: %d rows sharded, %d local", len(got), len(want))
 	}
+	// the hourly maintenance reaches every shard holding the raw table
+	res := sharded.rawShard.Maintain(context.Background())
+	if len(res) != 2 {
+		t.Fatalf("maintenance of the raw table on %d shards, want 2", len(res))
+	}
+	for _, r := range res {
+		if r.Failed() || len(r.Results) != 2 {
+			t.Fatalf("maintenance on shard %s: %+v", r.Shard, r)
+		}
+	}
 	for _, name := range []string{"b.s0", "b.s7", "b.s39"} {
 		g := fetch1(t, sharded, name, base-300, base+100)
 		w := fetch1(t, plain, name, base-300, base+100)
