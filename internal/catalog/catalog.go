@@ -197,6 +197,14 @@ var migrations = []string{
 		PRIMARY KEY (table_schema, table_name)
 	);
 	COMMENT ON TABLE pgts.shard_member IS 'On a shard: the series tables it holds as hash partitions (modulus, remainder of shard_column) of a sharded table parent_name.';`,
+	// 5 (scale-out): a sharded table whose drop has begun (its parent is
+	// gone from the coordinator; partitions on shards that did not answer
+	// remain, with their placement rows, until a rerun drops them), and a
+	// partition being moved to another shard (pgts shard move).
+	`ALTER TABLE pgts.sharded_table ADD COLUMN IF NOT EXISTS dropping boolean NOT NULL DEFAULT false;
+	COMMENT ON COLUMN pgts.sharded_table.dropping IS 'pgts table drop began: the coordinator''s parent is gone; the placement rows left are partitions still to drop on their shards.';
+	ALTER TABLE pgts.shard_placement ADD COLUMN IF NOT EXISTS move_peer text REFERENCES pgts.shard (name);
+	COMMENT ON COLUMN pgts.shard_placement.move_peer IS 'pgts shard move under way: while shard is the old one, the shard being copied to; once shard is the new one, the old shard the partition is still to be dropped from.';`,
 }
 
 // Version is the catalog version this build of pgts writes.

@@ -54,7 +54,8 @@ func newServeCmd(a *app) *cobra.Command {
 		Long: `Receive metrics over Graphite plaintext (TCP and UDP) and pickle, StatsD
 (UDP and TCP), Influx line protocol and Prometheus remote write (HTTP), and
 store them in round-robin archives (the [[ds]] sections) and, optionally, a
-raw series table. Every listener binds to 127.0.0.1 unless configured
+raw series table (local, or sharded by series_id over shard servers: see
+docs/scale-out.md). Every listener binds to 127.0.0.1 unless configured
 otherwise; an empty address disables it. The HTTP port also serves the
 Graphite query API (/render, /metrics/find, ...) for Grafana's Graphite
 data source, and, with --blaster, /blaster/set?rate=R&n=N, which makes the

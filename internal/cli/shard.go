@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -16,7 +17,7 @@ import (
 func newShardCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "shard",
-		Short: "Add, list and remove shard servers of this (coordinator) database",
+		Short: "Add, list and remove shard servers of this (coordinator) database; move partitions between them",
 		Long: `Shards are other PostgreSQL servers (14 or newer, postgres_fdw is the only
 extension needed, on the coordinator) that hold the partitions of sharded
 series tables (pgts table create --shard-by). This database is the
@@ -30,7 +31,7 @@ stdin, so that it does not show in the process list.
 
 See docs/scale-out.md.`,
 	}
-	cmd.AddCommand(newShardAddCmd(a), newShardListCmd(a), newShardRemoveCmd(a))
+	cmd.AddCommand(newShardAddCmd(a), newShardListCmd(a), newShardRemoveCmd(a), newShardMoveCmd(a))
 	return cmd
 }
 
@@ -176,4 +177,45 @@ func maintainShards(ctx context.Context, a *app) (int, error) {
 		a.log.Info("maintained shard", "shard", r.Shard, "tables", len(r.Results), "created", created, "dropped", dropped)
 	}
 	return failed, err
+}
+
+func newShardMoveCmd(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "move TABLE PARTITION SHARD",
+		Short: "Move one hash partition of a sharded table to another shard (rebalance)",
+		Long: `Move partition PARTITION (0 to N-1, see pgts.shard_placement) of the
+sharded table TABLE, whole, to shard SHARD: its rows and its load ledgers
+are copied to the new shard in one transaction while the old copy is
+locked against writes (reads go on), the coordinator's foreign table is
+switched to the new shard, and the old copy is dropped. Writers that
+waited on the old copy fail; rerunning their load (same --load-id) resumes
+on the new shard without loading a row twice. A move that stops half-way
+is finished by running the same command again; until then the old shard
+serves the partition. Best run while no load writes the table.`,
+		Example: "  pgts shard move conditions 5 d",
+		Args:    exactArgs(3),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			part, err := strconv.Atoi(args[1])
+			if err != nil {
+				return usagef("partition %q: a number from 0", args[1])
+			}
+			pool, err := a.openDB(ctx, 2)
+			if err != nil {
+				return err
+			}
+			defer pool.Close()
+			res, err := shard.New(pool, a.log).Move(ctx, args[0], part, args[2], time.Now)
+			if err != nil {
+				return err
+			}
+			if res.AlreadyThere {
+				fmt.Fprintf(a.env.Stdout, "partition %d of %s is already on shard %s\n", res.Partition, res.Table, res.To)
+				return nil
+			}
+			fmt.Fprintf(a.env.Stdout, "moved partition %d of %s from shard %s to %s: %s rows, %d load ledgers\n",
+				res.Partition, res.Table, res.From, res.To, commas(res.Rows), res.Ledgers)
+			return nil
+		},
+	}
 }

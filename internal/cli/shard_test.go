@@ -73,4 +73,27 @@ func TestShardCommands(t *testing.T) {
 	if _, errOut, code = run(t, nil, "shard", "remove", "a", "--db", coord); code == 0 || !strings.Contains(errOut, "holds partitions") {
 		t.Fatalf("removing a shard in use: %d\n%s", code, errOut)
 	}
+	// partition 1 (on b) to a, then again: nothing to do
+	if out, errOut, code = run(t, nil, "shard", "move", "cond", "1", "a", "--db", coord); code != 0 || !strings.Contains(out, "moved partition 1 of public.cond from shard b to a") {
+		t.Fatalf("shard move: %d\n%s%s", code, out, errOut)
+	}
+	if out, errOut, code = run(t, nil, "shard", "move", "cond", "1", "a", "--db", coord); code != 0 || !strings.Contains(out, "already on shard a") {
+		t.Fatalf("shard move again: %d\n%s%s", code, out, errOut)
+	}
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM cond`).Scan(&n); err != nil || n != 30000 {
+		t.Fatalf("count after the move %d, %v", n, err)
+	}
+	// table drop: refused without --yes, then everywhere; then the shards
+	// hold nothing and can be removed
+	if _, errOut, code = run(t, nil, "table", "drop", "cond", "--db", coord); code != 2 || !strings.Contains(errOut, "every shard") {
+		t.Fatalf("table drop without --yes: %d\n%s", code, errOut)
+	}
+	if _, errOut, code = run(t, nil, "table", "drop", "cond", "--yes", "--db", coord); code != 0 || !strings.Contains(errOut, "dropped sharded table") {
+		t.Fatalf("table drop: %d\n%s", code, errOut)
+	}
+	for _, name := range []string{"a", "b"} {
+		if _, errOut, code = run(t, nil, "shard", "remove", name, "--db", coord); code != 0 {
+			t.Fatalf("removing shard %s after the drop: %d\n%s", name, code, errOut)
+		}
+	}
 }

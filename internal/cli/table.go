@@ -395,8 +395,16 @@ func newTableShowCmd(a *app) *cobra.Command {
 func newTableDropCmd(a *app) *cobra.Command {
 	var yes bool
 	cmd := &cobra.Command{
-		Use:     "drop NAME",
-		Short:   "Drop a series table with all its partitions (needs --yes)",
+		Use:   "drop NAME",
+		Short: "Drop a series table with all its partitions (needs --yes)",
+		Long: `Drop a series table with all its partitions and its pgts catalog entry.
+
+A sharded table (table create --shard-by) is dropped everywhere: first, in
+one transaction, its parent, foreign partitions and NAME_buckets function
+on the coordinator (nothing of it is visible there from then on), then its
+NAME_pN series tables on each shard, then its catalog rows. A shard that
+does not answer keeps its partitions; the command says which and exits 1,
+and running it again once the shard answers finishes the drop.`,
 		Example: "  pgts table drop conditions --yes",
 		Args:    exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -406,6 +414,9 @@ func newTableDropCmd(a *app) *cobra.Command {
 				return err
 			}
 			defer pool.Close()
+			if done, err := dropShardedTable(ctx, a, pool, args[0], yes); done || err != nil {
+				return err
+			}
 			t, err := m.Table(ctx, args[0])
 			if stale := staleOf(err); stale != nil && stale.Removed {
 				// Dropped or replaced outside pgts: removing the catalog

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -28,4 +29,26 @@ func createShardedTable(ctx context.Context, a *app, pool *pgxpool.Pool, spec pa
 	a.log.Info("created sharded series table", "table", t.String(), "shard_by", t.ShardColumn, "partitions", t.Partitions,
 		"interval", t.Spec.Interval.String(), "buckets_function", shard.BucketsFunction(t.Name))
 	return nil
+}
+
+// dropShardedTable drops name when it is a sharded table (done reports
+// whether it is); table drop's other path handles the rest.
+func dropShardedTable(ctx context.Context, a *app, pool *pgxpool.Pool, name string, yes bool) (done bool, err error) {
+	c := shard.New(pool, a.log)
+	t, err := c.Table(ctx, name)
+	if errors.Is(err, shard.ErrNotSharded) {
+		return false, nil
+	}
+	if err != nil {
+		return true, err
+	}
+	if !yes {
+		what := "this drops %s and all its data on every shard; run again with --yes"
+		if t.Dropping {
+			what = "%s is being dropped; run again with --yes to finish"
+		}
+		return true, usagef(what, t)
+	}
+	_, err = c.DropTable(ctx, t.Qualified())
+	return true, err
 }

@@ -32,8 +32,9 @@ type LoadConfig struct {
 	// Load is the configuration of each partition's loader: Workers is
 	// per partition (each holds its own connections to its shard); with
 	// LoadID, each partition's ledger on its shard is kept under
-	// LoadID + "/" + the partition's name. MaxRejects applies to each
-	// partition's loader and to the rows refused before routing.
+	// LoadID + "/" + the partition's name. MaxRejects bounds the rejects
+	// of the whole load (every partition's and the rows refused before
+	// routing), as it does a plain load.
 	Load copyload.Config
 	// Columns names the target column of each input field, in order; it
 	// must include the shard column and the time column.
@@ -187,6 +188,7 @@ func (c *Coordinator) Load(ctx context.Context, table string, inputs []Input, cf
 			pools[sh.Name] = p
 		}
 	}
+	total := &totalRejects{inner: cfg.Load.Rejects, max: cfg.Load.MaxRejects}
 	feeds := make([]*feed, t.Partitions)
 	for p, shardName := range t.Placement {
 		pool := pools[shardName]
@@ -206,6 +208,7 @@ func (c *Coordinator) Load(ctx context.Context, table string, inputs []Input, cf
 			target.UseZones(cfg.Zones)
 		}
 		lcfg := cfg.Load
+		lcfg.Rejects, lcfg.MaxRejects = total, -1 // the total is enforced by total
 		lcfg.Workers = workers
 		lcfg.Logger = log.With("shard", shardName, "partition", p)
 		lcfg.Now = cfg.Now
@@ -236,7 +239,7 @@ func (c *Coordinator) Load(ctx context.Context, table string, inputs []Input, cf
 			return err
 		})
 	}
-	sp := &splitter{cfg: cfg, parter: parter, feeds: feeds, keyField: keyField}
+	sp := &splitter{cfg: cfg, parter: parter, feeds: feeds, keyField: keyField, rejects: total}
 	splitErr := sp.run(gctx, inputs)
 	if splitErr == nil {
 		for _, f := range feeds {
@@ -318,6 +321,7 @@ type splitter struct {
 	parter   *partitioner
 	feeds    []*feed
 	keyField int
+	rejects  *totalRejects
 	read     int64 // records refused before routing
 	rejected int64
 }
@@ -325,13 +329,52 @@ type splitter struct {
 func (s *splitter) reject(r copyload.Reject) error {
 	s.read++
 	s.rejected++
-	if s.cfg.Load.Rejects != nil {
-		if err := s.cfg.Load.Rejects.Reject(r); err != nil {
+	return s.rejects.Reject(r)
+}
+
+// totalRejects is the reject sink of every loader of a sharded load and
+// of its splitter: it passes rejects on to the load's sink and enforces
+// MaxRejects over their total (the loaders' own limit is off), so that
+// --max-rejects means for a sharded load what it means for a plain one.
+// Safe for concurrent use when the inner sink is (loaders call it from
+// their workers).
+type totalRejects struct {
+	inner copyload.RejectSink // nil: only counted
+	max   int64               // negative: no limit
+	n     atomic.Int64
+}
+
+func (t *totalRejects) Reject(r copyload.Reject) error {
+	if t.inner != nil {
+		if err := t.inner.Reject(r); err != nil {
 			return err
 		}
 	}
-	if s.cfg.Load.MaxRejects >= 0 && s.rejected > s.cfg.Load.MaxRejects {
-		return fmt.Errorf("%w: more than %d (the last: %s line %d: %s)", copyload.ErrTooManyRejects, s.cfg.Load.MaxRejects, r.Source, r.Line, r.Reason)
+	return t.count([]copyload.Reject{r})
+}
+
+// RejectBatch passes a batch's rejects on in one write when the inner
+// sink takes batches.
+func (t *totalRejects) RejectBatch(rs []copyload.Reject) error {
+	if bs, ok := t.inner.(copyload.BatchRejectSink); ok {
+		if err := bs.RejectBatch(rs); err != nil {
+			return err
+		}
+	} else if t.inner != nil {
+		for _, r := range rs {
+			if err := t.inner.Reject(r); err != nil {
+				return err
+			}
+		}
+	}
+	return t.count(rs)
+}
+
+func (t *totalRejects) count(rs []copyload.Reject) error {
+	n := t.n.Add(int64(len(rs)))
+	if t.max >= 0 && n > t.max && len(rs) > 0 {
+		r := rs[len(rs)-1]
+		return fmt.Errorf("%w: more than %d in all partitions (the last: %s line %d: %s)", copyload.ErrTooManyRejects, t.max, r.Source, r.Line, r.Reason)
 	}
 	return nil
 }

@@ -2,6 +2,8 @@ package shard
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -73,5 +75,56 @@ func TestLoadRejects(t *testing.T) {
 	}
 	if n := scalar(t, cl.coord, `SELECT count(*) FROM cond`); n != 1 {
 		t.Fatalf("%d rows stored", n)
+	}
+}
+
+// TestMaxRejectsTotal: --max-rejects bounds the rejects of the whole
+// sharded load, as for an unsharded load, not each partition's: 8 bad
+// rows spread over 4 partitions (none with more than 3) exceed a limit of
+// 5, and a limit of 8 lets the load through; the rows refused before
+// routing (a bad shard key) count in the same total.
+func TestMaxRejectsTotal(t *testing.T) {
+	ctx := context.Background()
+	cl := newCluster(t, 2)
+	shardedConditions(t, cl, "cond", 4)
+	now := time.Now().UTC().Add(-time.Hour).Format("2006-01-02 15:04:05")
+	var lines []string
+	for d := 1; d <= 40; d++ {
+		v := "1.5"
+		if d <= 8 {
+			v = "oops" // refused by the partition's loader
+		}
+		lines = append(lines, fmt.Sprintf("%s,%d,%s,2.5", now, d, v))
+	}
+	input := strings.Join(lines, "\n") + "\n"
+	load := func(max int64, extra string) (LoadSummary, error) {
+		rd, err := records.NewReader(strings.NewReader(input+extra), records.DefaultOptions(records.CSV))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := baseLoadConfig()
+		cfg.MaxRejects = max
+		return cl.c.Load(ctx, "cond", []Input{{Name: "in.csv", Reader: rd}}, LoadConfig{Load: cfg, Columns: genNames, Logger: testLog(t)})
+	}
+	perPartition := map[int64]int{}
+	for d := int64(1); d <= 8; d++ {
+		perPartition[scalar(t, cl.coord, `SELECT p FROM generate_series(0, 3) p WHERE satisfies_hash_partition('cond'::regclass, 4, p::int, $1::int)`, d)]++
+	}
+	for p, n := range perPartition {
+		if n > 5 {
+			t.Fatalf("partition %d gets %d bad rows: the test needs them spread", p, n)
+		}
+	}
+	if sum, err := load(5, ""); !errors.Is(err, copyload.ErrTooManyRejects) {
+		t.Fatalf("8 rejects with --max-rejects 5: %+v, %v", sum, err)
+	} else {
+		t.Logf("with --max-rejects 5: %v", err)
+	}
+	if sum, err := load(8, now+",x,1,1\n"); !errors.Is(err, copyload.ErrTooManyRejects) {
+		t.Fatalf("9 rejects (one a bad key) with --max-rejects 8: %+v, %v", sum, err)
+	}
+	sum, err := load(8, "")
+	if err != nil || sum.Rejected != 8 || sum.Loaded != 32 {
+		t.Fatalf("8 rejects with --max-rejects 8: %+v, %v", sum, err)
 	}
 }

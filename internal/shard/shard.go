@@ -22,8 +22,9 @@
 //	partition    one of the N hash partitions (modulus N) of a sharded table;
 //	             it lives whole on one shard, so a rebalance moves whole
 //	             partitions
-//	placement    partition → shard, fixed when the table is created
-//	             (partition p on the p mod S-th shard by name)
+//	placement    partition → shard, set when the table is created
+//	             (partition p on the p mod S-th shard by name), changed
+//	             by Move
 //
 // The address and credentials of a shard live where postgres_fdw keeps
 // them: the foreign server's options and the current user's user mapping.

@@ -42,6 +42,7 @@ type Table struct {
 	Partitions   int
 	Spec         partition.CreateSpec // the series table spec (Name is the parent's)
 	Ready        bool                 // the coordinator's parent exists
+	Dropping     bool                 // a drop began; the placement left is what remains on the shards
 	Placement    []string             // shard name per partition
 }
 
@@ -163,8 +164,12 @@ func (c *Coordinator) record(ctx context.Context, s TableSpec, shards []Shard) (
 		var old []byte
 		var oldCol string
 		var oldN int
-		err := tx.QueryRow(ctx, `SELECT spec, shard_column, partitions FROM pgts.sharded_table WHERE table_schema = $1 AND table_name = $2`,
-			s.Series.Schema, s.Series.Name).Scan(&old, &oldCol, &oldN)
+		var dropping bool
+		err := tx.QueryRow(ctx, `SELECT spec, shard_column, partitions, dropping FROM pgts.sharded_table WHERE table_schema = $1 AND table_name = $2`,
+			s.Series.Schema, s.Series.Name).Scan(&old, &oldCol, &oldN, &dropping)
+		if err == nil && dropping {
+			return &pg.UsageError{Err: fmt.Errorf("sharded table %s is being dropped; finish with pgts table drop %s --yes, then create it", key, key)}
+		}
 		if err == nil {
 			var was partition.CreateSpec
 			if err := json.Unmarshal(old, &was); err != nil {
@@ -223,10 +228,12 @@ func (c *Coordinator) Table(ctx context.Context, name string) (*Table, error) {
 	}
 	t := &Table{Name: rel}
 	var spec []byte
-	err = c.pool.QueryRow(ctx, `SELECT table_schema, shard_column, partitions, spec, ready FROM pgts.sharded_table
+	// dropping through to_jsonb: readable before migration 5
+	err = c.pool.QueryRow(ctx, `SELECT table_schema, shard_column, partitions, spec, ready, coalesce((to_jsonb(st) ->> 'dropping')::boolean, false)
+		FROM pgts.sharded_table st
 		WHERE table_name = $1 AND table_schema = coalesce(nullif($2, ''), (SELECT n FROM unnest(current_schemas(false)) n
 			WHERE EXISTS (SELECT 1 FROM pgts.sharded_table WHERE table_schema = n AND table_name = $1) LIMIT 1))`,
-		rel, schema).Scan(&t.Schema, &t.ShardColumn, &t.Partitions, &spec, &t.Ready)
+		rel, schema).Scan(&t.Schema, &t.ShardColumn, &t.Partitions, &spec, &t.Ready, &t.Dropping)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, fmt.Errorf("%q: %w", name, ErrNotSharded)
 	}
@@ -236,17 +243,36 @@ func (c *Coordinator) Table(ctx context.Context, name string) (*Table, error) {
 	if err := json.Unmarshal(spec, &t.Spec); err != nil {
 		return nil, fmt.Errorf("sharded table %q: %w", name, err)
 	}
-	rows, err := c.pool.Query(ctx, `SELECT shard FROM pgts.shard_placement WHERE table_schema = $1 AND table_name = $2 ORDER BY partition`, t.Schema, t.Name)
+	rows, err := c.pool.Query(ctx, `SELECT partition, shard FROM pgts.shard_placement WHERE table_schema = $1 AND table_name = $2 ORDER BY partition`, t.Schema, t.Name)
 	if err != nil {
 		return nil, err
 	}
-	if t.Placement, err = pgx.CollectRows(rows, pgx.RowTo[string]); err != nil {
+	placed, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (placement, error) {
+		var p placement
+		err := r.Scan(&p.part, &p.shard)
+		return p, err
+	})
+	if err != nil {
 		return nil, err
 	}
-	if len(t.Placement) != t.Partitions {
+	t.Placement = make([]string, t.Partitions)
+	for _, p := range placed {
+		if p.part >= 0 && p.part < t.Partitions {
+			t.Placement[p.part] = p.shard
+		}
+	}
+	if t.Dropping {
+		return t, nil // partitions already dropped have no placement ("")
+	}
+	if len(placed) != t.Partitions {
 		return nil, fmt.Errorf("sharded table %s: %d partitions placed of %d", t, len(t.Placement), t.Partitions)
 	}
 	return t, nil
+}
+
+type placement struct {
+	part  int
+	shard string
 }
 
 // Tables lists the sharded tables, ready or not.

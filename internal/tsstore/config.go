@@ -8,6 +8,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/pgts/pgts/internal/copyload"
 	"github.com/pgts/pgts/internal/partition"
 	"github.com/pgts/pgts/internal/pg"
 	"github.com/pgts/pgts/internal/rra"
@@ -54,7 +55,10 @@ type Config struct {
 }
 
 // RawConfig says where raw points go: a pgts series table with the columns
-// time timestamptz, series_id bigint and value float8, created when missing.
+// time timestamptz, series_id bigint and value float8, created when missing;
+// or a sharded table (package shard) with those columns sharded by
+// series_id, made beforehand with pgts table create --shard-by series_id,
+// whose partitions the points are written into on the shards.
 type RawConfig struct {
 	// Table is the series table's name, optionally schema-qualified.
 	Table string
@@ -62,6 +66,10 @@ type RawConfig struct {
 	Interval partition.Interval
 	// Retention of a table created by Open; nil keeps everything.
 	Retention *partition.Interval
+	// Retry bounds the retries of each batch of a raw write (zero: the
+	// loader's default, about a minute); a write that still fails is kept
+	// and rerun at the next flush.
+	Retry copyload.RetryPolicy
 	// Step is the resolution at which Fetch returns the raw points of a
 	// series that has no archives (those matching no rule); 0 means
 	// DefaultRawStep. Series with archives use their rule's step.

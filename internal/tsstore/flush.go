@@ -213,13 +213,11 @@ func (s *Store) writeRaw(ctx context.Context, items []flushItem) (taken bool, er
 // loadRaw COPYs src under load ID id, then forgets the ledger of the
 // load (it is complete).
 func (s *Store) loadRaw(ctx context.Context, src *rawRows, id string) error {
+	if s.rawShard != nil {
+		return s.loadRawSharded(ctx, src, id)
+	}
 	src.reset()
-	cfg := copyload.DefaultConfig()
-	cfg.Workers = s.cfg.FlushWorkers
-	cfg.MaxRejects = -1
-	cfg.Now = s.cfg.Now
-	cfg.Logger = s.log
-	cfg.LoadID, cfg.Fingerprint = id, fmt.Sprintf("raw points: %d", len(src.ids))
+	cfg := s.rawLoadConfig(id, len(src.ids))
 	ld, err := copyload.New(s.pool, s.mgr, s.raw, cfg)
 	if err != nil {
 		return fmt.Errorf("writing raw points: %w", err)
@@ -234,6 +232,21 @@ func (s *Store) loadRaw(ctx context.Context, src *rawRows, id string) error {
 		s.log.Warn("forgetting the ledger of a raw points write", "load_id", id, "err", err)
 	}
 	return nil
+}
+
+// rawLoadConfig is the loader's configuration of a raw write of n points
+// under load ID id.
+func (s *Store) rawLoadConfig(id string, n int) copyload.Config {
+	cfg := copyload.DefaultConfig()
+	cfg.Workers = s.cfg.FlushWorkers
+	cfg.MaxRejects = -1
+	cfg.Now = s.cfg.Now
+	cfg.Logger = s.log
+	if s.cfg.Raw.Retry.Attempts > 0 {
+		cfg.Retry = s.cfg.Raw.Retry
+	}
+	cfg.LoadID, cfg.Fingerprint = id, fmt.Sprintf("raw points: %d", n)
+	return cfg
 }
 
 // slotRows are the columns of the slot updates of one statement.

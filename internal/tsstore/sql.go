@@ -101,6 +101,9 @@ WHERE d.bundle_id = $1 AND d.seg = $2 AND (d.slot BETWEEN $4 AND $5 OR d.slot BE
 // the pgts.raw_points view over it.
 func (s *Store) openRaw(ctx context.Context) error {
 	rc := s.cfg.Raw
+	if ok, err := s.openRawSharded(ctx); ok || err != nil {
+		return err
+	}
 	t, err := s.mgr.Table(ctx, rc.Table)
 	var nf *partition.TableNotFoundError
 	if errors.As(err, &nf) {
@@ -129,13 +132,22 @@ func (s *Store) openRaw(ctx context.Context) error {
 			return fmt.Errorf("raw points table %s has no column %q", target, c)
 		}
 	}
+	if err := s.createRawView(ctx, t.Qualified()); err != nil {
+		return err
+	}
+	s.raw, s.rawTbl = target, t
+	return nil
+}
+
+// createRawView (re)creates the pgts.raw_points view over the raw table
+// (quoted name).
+func (s *Store) createRawView(ctx context.Context, table string) error {
 	view := `CREATE OR REPLACE VIEW pgts.raw_points AS
 SELECT m.name, m.tags, m.key, r.time, r.value
-FROM ` + t.Qualified() + ` r JOIN pgts.metric m ON m.id = r.series_id`
+FROM ` + table + ` r JOIN pgts.metric m ON m.id = r.series_id`
 	if _, err := s.pool.Exec(ctx, view); err != nil {
 		return fmt.Errorf("creating the view pgts.raw_points: %w", err)
 	}
-	s.raw, s.rawTbl = target, t
 	return nil
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/pgts/pgts/internal/copyload"
 	"github.com/pgts/pgts/internal/partition"
 	"github.com/pgts/pgts/internal/rra"
+	scaleout "github.com/pgts/pgts/internal/shard"
 )
 
 var (
@@ -44,6 +45,10 @@ type Store struct {
 	mgr    *partition.Manager
 	raw    *copyload.Target // nil: no raw points
 	rawTbl *partition.Table
+	// rawShard writes the raw points into a sharded raw table's
+	// partitions on the shards (rawshard.go); nil when the raw table is
+	// local. raw is then the coordinator's parent and rawTbl names it.
+	rawShard *scaleout.Writer
 
 	rules atomic.Pointer[[]rra.Rule]
 	seed  maphash.Seed
@@ -132,11 +137,11 @@ func Open(ctx context.Context, pool *pgxpool.Pool, cfg Config) (*Store, error) {
 			return nil, err
 		}
 	}
-	if err := s.load(ctx); err != nil {
-		return nil, err
-	}
-	m, err := newMetrics(s, cfg.Registerer)
+	m, err := s.loadRegistry(ctx, cfg)
 	if err != nil {
+		if s.rawShard != nil {
+			s.rawShard.Close()
+		}
 		return nil, err
 	}
 	s.metrics = m
@@ -146,6 +151,15 @@ func Open(ctx context.Context, pool *pgxpool.Pool, cfg Config) (*Store, error) {
 	s.lastMaint = cfg.Now()
 	go s.loop(loopCtx)
 	return s, nil
+}
+
+// loadRegistry loads the series registry and state and registers the
+// metrics.
+func (s *Store) loadRegistry(ctx context.Context, cfg Config) (*metrics, error) {
+	if err := s.load(ctx); err != nil {
+		return nil, err
+	}
+	return newMetrics(s, cfg.Registerer)
 }
 
 // SetRules replaces the rules for series seen from now on; series already
@@ -234,6 +248,10 @@ func (s *Store) maintain(ctx context.Context) {
 		return
 	}
 	s.lastMaint = s.cfg.Now()
+	if s.rawShard != nil {
+		s.maintainSharded(ctx)
+		return
+	}
 	for _, r := range s.mgr.Maintain(ctx, []*partition.Table{s.rawTbl}) {
 		if r.Err != nil {
 			s.log.Warn("maintaining the raw points table", "table", r.Table, "err", r.Err)
@@ -257,6 +275,9 @@ func (s *Store) Close(ctx context.Context) error {
 	s.wakeWaiters()
 	err := s.Flush(ctx)
 	s.metrics.unregister()
+	if s.rawShard != nil {
+		s.rawShard.Close()
+	}
 	if err != nil {
 		return fmt.Errorf("final flush: %w", err)
 	}
