@@ -228,7 +228,16 @@ func (s *Store) loadRaw(ctx context.Context, src *rawRows, id string) error {
 	if err != nil {
 		return fmt.Errorf("writing %d raw points: %w", len(src.ids), err)
 	}
-	if _, err := s.pool.Exec(ctx, `DELETE FROM pgts.load WHERE load_id = $1`, id); err != nil {
+	// Durably, whatever the server's synchronous_commit: a ledger a crash
+	// brought back would never be deleted (its load ID is never used again).
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SET LOCAL synchronous_commit = on`); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, `DELETE FROM pgts.load WHERE load_id = $1`, id)
+		return err
+	})
+	if err != nil {
 		s.log.Warn("forgetting the ledger of a raw points write", "load_id", id, "err", err)
 	}
 	return nil
