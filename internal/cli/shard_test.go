@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -82,6 +83,24 @@ func TestShardCommands(t *testing.T) {
 	}
 	if err := pool.QueryRow(ctx, `SELECT count(*) FROM cond`).Scan(&n); err != nil || n != 30000 {
 		t.Fatalf("count after the move %d, %v", n, err)
+	}
+	// table list and show know the sharded table and where its
+	// partitions are (partition 1 now on a)
+	var place string
+	if err := pool.QueryRow(ctx, `SELECT string_agg(shard || ' ' || partition, ',' ORDER BY shard, partition) FROM pgts.shard_placement`).Scan(&place); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code = run(t, nil, "table", "list", "--db", coord)
+	if code != 0 || !strings.Contains(out, "SHARDED TABLE") || !regexp.MustCompile(`public\.cond\s+device\s+time\s+01:00:00\s+-\s+a 0-2, b 3\s+ready`).MatchString(out) {
+		t.Fatalf("table list: %d (placement %s)\n%s%s", code, place, out, errOut)
+	}
+	out, errOut, code = run(t, nil, "table", "show", "cond", "--db", coord)
+	if code != 0 || !strings.Contains(out, "shard key:    device, 4 hash partitions") || !strings.Contains(out, "placement:    a 0-2, b 3") {
+		t.Fatalf("table show: %d\n%s%s", code, out, errOut)
+	}
+	out, _, code = run(t, nil, "table", "show", "cond", "--json", "--db", coord)
+	if code != 0 || !strings.Contains(out, `"shard_by": "device"`) && !strings.Contains(out, `"shard_by":"device"`) {
+		t.Fatalf("table show --json: %d\n%s", code, out)
 	}
 	// table drop: refused without --yes, then everywhere; then the shards
 	// hold nothing and can be removed

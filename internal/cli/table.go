@@ -12,6 +12,7 @@ import (
 
 	"github.com/pgts/pgts/internal/partition"
 	"github.com/pgts/pgts/internal/pg"
+	"github.com/pgts/pgts/internal/shard"
 )
 
 // openDB connects to the chosen database with a pool of maxConns.
@@ -227,6 +228,13 @@ func newTableListCmd(a *app) *cobra.Command {
 			for _, e := range stale {
 				out = append(out, tableJSON{Table: e.String(), Stale: staleText(e)})
 			}
+			sharded, err := shard.New(pool, a.log).Tables(ctx)
+			if err != nil {
+				return err
+			}
+			for _, t := range sharded {
+				out = append(out, describeSharded(t))
+			}
 			if asJSON {
 				if out == nil {
 					out = []tableJSON{}
@@ -236,11 +244,14 @@ func newTableListCmd(a *app) *cobra.Command {
 			tw := tabwriter.NewWriter(a.env.Stdout, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "TABLE\tTIME COLUMN\tINTERVAL\tPARTITIONS\tRETENTION\tSIZE")
 			for _, t := range out {
-				if t.Stale == "" {
+				if t.Stale == "" && t.Sharded == nil {
 					fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", t.Table, t.TimeColumn, t.Interval, t.PartitionCount, orDash(t.Retention), humanBytes(t.TableBytes+t.IndexBytes))
 				}
 			}
 			if err := tw.Flush(); err != nil {
+				return err
+			}
+			if err := writeShardedList(a.env.Stdout, out); err != nil {
 				return err
 			}
 			for _, t := range out {
@@ -280,6 +291,9 @@ type tableJSON struct {
 	TableBytes     int64           `json:"table_bytes"`
 	IndexBytes     int64           `json:"index_bytes"`
 	Partitions     []partitionJSON `json:"partitions,omitempty"`
+	// Sharded is set for a table sharded over shard servers (its
+	// partitions, rows and sizes are on the shards).
+	Sharded *shardedJSON `json:"sharded,omitempty"`
 	// Stale is set (and nothing else but Table) for a catalog entry whose
 	// table was dropped or replaced outside pgts; listing removed it.
 	Stale string `json:"stale,omitempty"`
@@ -354,7 +368,16 @@ func newTableShowCmd(a *app) *cobra.Command {
 			defer pool.Close()
 			t, err := m.Table(ctx, args[0])
 			if err != nil {
-				return err
+				st, serr := shard.New(pool, a.log).Table(ctx, args[0])
+				if serr != nil {
+					return err
+				}
+				j := describeSharded(st)
+				if asJSON {
+					return writeJSON(a, j)
+				}
+				writeShardedShow(a.env.Stdout, j)
+				return nil
 			}
 			parts, err := m.Partitions(ctx, t)
 			if err != nil {
