@@ -252,7 +252,7 @@ func runLoad(ctx context.Context, a *app, f loadFlags, table string, files []str
 			if err != nil {
 				return err
 			}
-			fs.Inputs = append(fs.Inputs, copyload.Input{Name: info.Name, Reader: rd})
+			fs.Inputs = append(fs.Inputs, copyload.Input{Name: info.Name, Reader: rd, Raw: info.ReaderAt()})
 			sources = append(sources, info)
 			if info.Size > 0 {
 				total += info.Size

@@ -266,7 +266,10 @@ keys:
 				col = key.cols[0]
 			}
 			r := l.rowReject(b, int(ord-1), col, reason, false)
-			r.Record = textRecord(v)
+			var ok bool
+			if r.Record, ok = l.inputText(b, int(ord-1)); !ok {
+				r.Record = textRecord(v)
+			}
 			out = append(out, rowReject{int(ord - 1), r})
 		}
 		rs.Close()
@@ -340,7 +343,7 @@ func readUniqueKeys(ctx context.Context, tx pgx.Tx, table string) ([]uniqueKey, 
 func (l *Loader) rowReject(b *batch, i int, col, reason string, record bool) Reject {
 	r := Reject{Line: b.lines[i], Column: col, Reason: reason}
 	if record {
-		r.Record = l.rowRecord(b, i)
+		r.Record = l.inputRecord(b, i)
 	}
 	if int(b.srcs[i]) < len(l.sources) {
 		r.Source = l.sources[b.srcs[i]]
