@@ -267,8 +267,10 @@ keys:
 			}
 			r := l.rowReject(b, int(ord-1), col, reason, false)
 			var ok bool
-			if r.Record, ok = l.inputText(b, int(ord-1)); !ok {
-				r.Record = textRecord(v)
+			if r.Record, ok = l.inputText(b, int(ord-1)); ok {
+				r.RecordForm = FormInput
+			} else {
+				r.Record, r.RecordForm = textRecord(v), FormCSV
 			}
 			out = append(out, rowReject{int(ord - 1), r})
 		}
@@ -343,7 +345,7 @@ func readUniqueKeys(ctx context.Context, tx pgx.Tx, table string) ([]uniqueKey, 
 func (l *Loader) rowReject(b *batch, i int, col, reason string, record bool) Reject {
 	r := Reject{Line: b.lines[i], Column: col, Reason: reason}
 	if record {
-		r.Record = l.inputRecord(b, i)
+		r.Record, r.RecordForm = l.inputRecord(b, i)
 	}
 	if int(b.srcs[i]) < len(l.sources) {
 		r.Source = l.sources[b.srcs[i]]

@@ -85,12 +85,13 @@ func (r *rawInputs) get(src int32) *RawInput {
 
 // inputRecord is row i of b as it was written in its input, or the row
 // re-serialised as CSV (rowRecord) when its input cannot be read again:
-// stdin, a pipe, a compressed file, a generator.
-func (l *Loader) inputRecord(b *batch, i int) string {
+// stdin, a pipe, a compressed file, a generator. form is FormInput or
+// FormCSV.
+func (l *Loader) inputRecord(b *batch, i int) (text, form string) {
 	if s, ok := l.inputText(b, i); ok {
-		return s
+		return s, FormInput
 	}
-	return l.rowRecord(b, i)
+	return l.rowRecord(b, i), FormCSV
 }
 
 // inputText is row i of b as it was written in its input; ok false when
@@ -103,18 +104,23 @@ func (l *Loader) inputText(b *batch, i int) (string, bool) {
 	return l.raws.get(b.srcs[i]).text(sp.off, sp.off+int64(sp.n))
 }
 
-// RecordText is what a reject of rec holds: the record as written when
-// raw can read it again, else its fields re-serialised as CSV.
-func RecordText(raw *RawInput, rec records.Record) string {
+// RecordText is what a reject of rec holds (Reject.Record and
+// RecordForm): the record as written when raw can read it again
+// (FormInput), else its fields re-serialised as CSV (FormCSV). raw may be
+// nil.
+func RecordText(raw *RawInput, rec records.Record) (text, form string) {
 	if s, ok := raw.text(rec.Offset, rec.End); ok {
-		return s
+		return s, FormInput
 	}
-	return encodeRecord(rec.Fields, rec.Null)
+	return encodeRecord(rec.Fields, rec.Null), FormCSV
 }
 
 // ErrorText is what a reject of a record the reader refused holds: the
-// record as written when raw can read it again, else nothing.
-func ErrorText(raw *RawInput, rerr *records.RecordError) string {
-	s, _ := raw.text(rerr.Offset, rerr.End)
-	return s
+// record as written when raw can read it again (FormInput), else nothing
+// (its fields are not known). raw may be nil.
+func ErrorText(raw *RawInput, rerr *records.RecordError) (text, form string) {
+	if s, ok := raw.text(rerr.Offset, rerr.End); ok {
+		return s, FormInput
+	}
+	return "", ""
 }

@@ -147,7 +147,9 @@ func (fr *fileRows) recordReject(rerr *records.RecordError) Reject {
 	if rerr.Column > 0 && rerr.Column <= len(fr.cols) {
 		col = fr.cols[rerr.Column-1].Name
 	}
-	return Reject{Source: fr.name, Line: rerr.Line, Column: col, Reason: rerr.Reason, Record: ErrorText(fr.raw, rerr)}
+	r := Reject{Source: fr.name, Line: rerr.Line, Column: col, Reason: rerr.Reason}
+	r.Record, r.RecordForm = ErrorText(fr.raw, rerr)
+	return r
 }
 
 // route checks, encodes and routes one record.
@@ -170,7 +172,9 @@ func (fr *fileRows) route(ctx context.Context, r *router, rec records.Record) er
 // record as written when the input can be read again, else its fields as
 // CSV.
 func (fr *fileRows) rejectf(rec records.Record, col, reason string) Reject {
-	return Reject{Source: fr.name, Line: rec.Line, Column: col, Reason: reason, Record: RecordText(fr.raw, rec)}
+	r := Reject{Source: fr.name, Line: rec.Line, Column: col, Reason: reason}
+	r.Record, r.RecordForm = RecordText(fr.raw, rec)
+	return r
 }
 
 // prepare checks a record's field count and reads its time, which must

@@ -370,7 +370,9 @@ func (s *splitter) run(ctx context.Context, inputs []Input) error {
 				if rerr.Column > 0 && rerr.Column <= len(s.cfg.Columns) {
 					col = s.cfg.Columns[rerr.Column-1]
 				}
-				if err := s.reject(copyload.Reject{Source: in.Name, Line: rerr.Line, Column: col, Reason: rerr.Reason, Record: copyload.ErrorText(raw, rerr)}); err != nil {
+				r := copyload.Reject{Source: in.Name, Line: rerr.Line, Column: col, Reason: rerr.Reason}
+				r.Record, r.RecordForm = copyload.ErrorText(raw, rerr)
+				if err := s.reject(r); err != nil {
 					return err
 				}
 				continue
@@ -390,7 +392,9 @@ func (s *splitter) run(ctx context.Context, inputs []Input) error {
 				return err
 			}
 			if reason != "" {
-				if err := s.reject(copyload.Reject{Source: in.Name, Line: rec.Line, Column: s.cfg.Columns[s.keyField], Reason: reason, Record: copyload.RecordText(raw, rec)}); err != nil {
+				r := copyload.Reject{Source: in.Name, Line: rec.Line, Column: s.cfg.Columns[s.keyField], Reason: reason}
+				r.Record, r.RecordForm = copyload.RecordText(raw, rec)
+				if err := s.reject(r); err != nil {
 					return err
 				}
 				continue
