@@ -92,6 +92,26 @@ func readAll(t testing.TB, r *Reader, inputLen int) result {
 // variants reads input through the whole window, one byte per Read, and
 // windows of 4 to 7 bytes, and fails unless all agree; it returns the
 // result.
+// checkEnds: each record read from input ends (End) where its line end
+// or the input does, so input[Offset:End] is the record as written.
+func checkEnds(t testing.TB, input string, res result) {
+	t.Helper()
+	base := int64(0)
+	if strings.HasPrefix(input, "\xef\xbb\xbf") {
+		base = 3 // offsets count from after the dropped mark
+	}
+	for i, rec := range res.Records {
+		if strings.HasPrefix(rec, "ERR ") {
+			continue
+		}
+		e := base + res.Ends[i]
+		// (or where a text end marker follows it on its line)
+		if e != int64(len(input)) && input[e] != '\n' && input[e] != '\r' && !strings.HasPrefix(input[e:], `\.`) {
+			t.Fatalf("input %q: record %s at %d ends at %d, not at a line end: %q", input, rec, res.Offsets[i], res.Ends[i], input[base+res.Offsets[i]:e])
+		}
+	}
+}
+
 func variants(t testing.TB, input string, opts Options) result {
 	t.Helper()
 	type variant struct {
@@ -116,6 +136,7 @@ func variants(t testing.TB, input string, opts Options) result {
 		res := readAll(t, r, len(input))
 		if i == 0 {
 			first = res
+			checkEnds(t, input, res)
 			continue
 		}
 		if d := cmp.Diff(first, res); d != "" {
