@@ -216,6 +216,7 @@ func (l *Loader) duplicateRejects(ctx context.Context, tx pgx.Tx, b *batch, rows
 		left[ords[k]] = true
 	}
 	var out []rowReject
+	text := batchText{l: l, b: b}
 keys:
 	for _, key := range keys {
 		if len(left) == 0 {
@@ -267,7 +268,7 @@ keys:
 			}
 			r := l.rowReject(b, int(ord-1), col, reason, false)
 			var ok bool
-			if r.Record, ok = l.inputText(b, int(ord-1)); ok {
+			if r.Record, ok = text.text(int(ord - 1)); ok {
 				r.RecordForm = FormInput
 			} else {
 				r.Record, r.RecordForm = textRecord(v), FormCSV

@@ -104,6 +104,57 @@ func (l *Loader) inputText(b *batch, i int) (string, bool) {
 	return l.raws.get(b.srcs[i]).text(sp.off, sp.off+int64(sp.n))
 }
 
+// maxBatchText bounds the input read at once for the records of a batch's
+// refused rows (batchText).
+const maxBatchText = 8 << 20
+
+// batchText holds the input bytes under the rows of one batch, read with
+// one ReadAt, so that refusing many of its rows (a reload into a table
+// with a primary key) costs one read rather than one per row. Owned by one
+// goroutine.
+type batchText struct {
+	l    *Loader
+	b    *batch
+	buf  string // the input's bytes [base, base+len(buf)) (offsets as RawInput.text's)
+	base int64
+	read bool // the read was tried
+}
+
+// text is row i's record as written, ok false when its input cannot be
+// read again. The first call reads the span of all the batch's rows when
+// they are of one input and lie within maxBatchText bytes; rows outside
+// it are read one by one.
+func (t *batchText) text(i int) (string, bool) {
+	b := t.b
+	if i >= len(b.spans) || i >= len(b.srcs) || b.spans[i].off < 0 {
+		return "", false
+	}
+	if !t.read {
+		t.read = true
+		lo, hi, src := int64(-1), int64(-1), b.srcs[0]
+		for k, sp := range b.spans {
+			if sp.off < 0 || b.srcs[k] != src {
+				lo = -1
+				break
+			}
+			if lo < 0 || sp.off < lo {
+				lo = sp.off
+			}
+			hi = max(hi, sp.off+int64(sp.n))
+		}
+		if lo >= 0 && hi-lo <= maxBatchText {
+			if s, ok := t.l.raws.get(src).text(lo, hi); ok {
+				t.buf, t.base = s, lo
+			}
+		}
+	}
+	sp := b.spans[i]
+	if t.buf != "" && sp.off >= t.base && sp.off+int64(sp.n) <= t.base+int64(len(t.buf)) {
+		return t.buf[sp.off-t.base : sp.off-t.base+int64(sp.n)], true
+	}
+	return t.l.inputText(b, i)
+}
+
 // RecordText is what a reject of rec holds (Reject.Record and
 // RecordForm): the record as written when raw can read it again
 // (FormInput), else its fields re-serialised as CSV (FormCSV). raw may be

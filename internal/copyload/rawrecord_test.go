@@ -163,3 +163,78 @@ func TestRejectsHoldRecordAsWritten(t *testing.T) {
 		})
 	}
 }
+
+// TestDuplicateRejectsAsWritten: a reload into a table with a primary key
+// rejects every row, each with its own line as written, whether the
+// batch's rows come from one file (read back at once) or from two.
+func TestDuplicateRejectsAsWritten(t *testing.T) {
+	ctx := context.Background()
+	pool := pgtest.Pool(t)
+	m := partition.NewManager(pool, nil, nil)
+	if _, err := pool.Exec(ctx, `CREATE TABLE d (id int PRIMARY KEY, v float8);
+		INSERT INTO d SELECT g, 0 FROM generate_series(1, 400) g`); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	want := map[string]string{} // source:line → record
+	var paths []string
+	for f, spell := range []string{"%d,\"%d.50\"\n", "%d, %de0\r\n"} {
+		var b strings.Builder
+		for i := 1; i <= 200; i++ {
+			id := f*200 + i
+			line := fmt.Sprintf(spell, id, id)
+			b.WriteString(line)
+			want[fmt.Sprintf("%d:%d", f, i)] = strings.TrimRight(line, "\r\n")
+		}
+		path := filepath.Join(dir, fmt.Sprintf("in%d.csv", f))
+		if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, path)
+	}
+	target, err := LookupTarget(ctx, pool, m, "d")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rows := range []int{150, 1000} { // batches of one file; a batch of both
+		t.Run(fmt.Sprint(rows), func(t *testing.T) {
+			var inputs []Input
+			for f, path := range paths {
+				rc, info, err := records.Open(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer rc.Close()
+				rd, err := records.NewReader(rc, records.DefaultOptions(records.CSV))
+				if err != nil {
+					t.Fatal(err)
+				}
+				inputs = append(inputs, Input{Name: fmt.Sprint(f), Reader: rd, Raw: info.ReaderAt()})
+			}
+			var out strings.Builder
+			cfg := testConfig(2)
+			cfg.Rejects = NewCSVRejects(&out)
+			cfg.BatchRows = rows
+			l, err := New(pool, m, target, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sum, err := l.Run(ctx, &FileSource{Inputs: inputs, Columns: []int{0, 1}, Parsers: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			recs, err := csv.NewReader(strings.NewReader(out.String())).ReadAll()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if sum.Rejected != 400 || len(recs) != 401 {
+				t.Fatalf("rejected %d, %d rejects", sum.Rejected, len(recs)-1)
+			}
+			for _, r := range recs[1:] {
+				if w := want[r[0]+":"+r[1]]; r[4] != w || r[5] != FormInput {
+					t.Errorf("%s line %s: record %q (%s), want %q", r[0], r[1], r[4], r[5], w)
+				}
+			}
+		})
+	}
+}
