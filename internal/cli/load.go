@@ -75,9 +75,14 @@ value.
 
 Rows that cannot be parsed, have the wrong number of fields, or fall outside
 the table's accepted time window are written to the rejects file (replaced
-at the start of each run) with their source, line, column and reason. A
-batch the server refuses is sent again through a staging table that sets
-the refused rows aside (duplicates of a unique key, check or foreign-key
+at the start of each run), a CSV file with columns source, line, column,
+reason, record and record_form. For a regular uncompressed file the record
+is the input line exactly as written, line end left out (record_form
+input); for stdin, a pipe, a compressed file or --generate, where the
+input cannot be read again, it is the row's fields re-serialised as CSV
+(record_form csv; empty for a record that could not be parsed). A batch
+the server refuses is sent again through a staging table that sets the
+refused rows aside (duplicates of a unique key, check or foreign-key
 violations; with the server's DETAIL and HINT), so its good rows still load.
 The summary counts rows read, loaded and rejected, and they add up. A UTF-8
 byte-order mark is dropped; UTF-16 input is refused.
@@ -252,7 +257,7 @@ func runLoad(ctx context.Context, a *app, f loadFlags, table string, files []str
 			if err != nil {
 				return err
 			}
-			fs.Inputs = append(fs.Inputs, copyload.Input{Name: info.Name, Reader: rd})
+			fs.Inputs = append(fs.Inputs, copyload.Input{Name: info.Name, Reader: rd, Raw: info.ReaderAt()})
 			sources = append(sources, info)
 			if info.Size > 0 {
 				total += info.Size

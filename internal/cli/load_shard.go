@@ -63,7 +63,7 @@ func runShardedLoad(ctx context.Context, a *app, f loadFlags, cfg copyload.Confi
 			if err != nil {
 				return err
 			}
-			inputs = append(inputs, shard.Input{Name: info.Name, Reader: rd})
+			inputs = append(inputs, shard.Input{Name: info.Name, Reader: rd, Raw: info.ReaderAt()})
 			fsInputs = append(fsInputs, copyload.Input{Name: info.Name, Reader: rd})
 		}
 		// the coordinator's parent has the columns of every partition

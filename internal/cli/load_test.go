@@ -2,8 +2,11 @@ package cli
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
+	"encoding/csv"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -225,5 +228,73 @@ func TestLoadBulk(t *testing.T) {
 	}
 	if n, distinct := countM(t, db); n != 210 || distinct != 210 {
 		t.Fatalf("%d rows (%d distinct), want 210", n, distinct)
+	}
+}
+
+// TestLoadRejectsAsWritten: the rejects file of a file holds each refused
+// record as it is in the file (record_form "input"), with one parser or
+// several; a gzip file and stdin, which cannot be read again, hold the
+// fields re-serialised (record_form "csv").
+func TestLoadRejectsAsWritten(t *testing.T) {
+	env, _ := loadTable(t)
+	day := time.Now().UTC().Truncate(24 * time.Hour).Add(-48 * time.Hour)
+	good := day.Format("2006-01-02T15:04:05Z") + `,1,"2.50"`
+	bad := day.Format("2006-01-02 15:04:05+00") + `, 2x ,"1e3"` // device: not an integer
+	lateDay := day.AddDate(1, 0, 0).Format("2006-01-02")
+	late := `"` + lateDay + `",3,1.50` // outside the window
+	data := good + "\r\n" + bad + "\r\n" + late + "\r\n"
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.csv")
+	if err := os.WriteFile(in, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write([]byte(data))
+	zw.Close()
+	if err := os.WriteFile(in+".gz", gz.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rejects := func(t *testing.T, text string) map[string][2]string {
+		t.Helper()
+		recs, err := csv.NewReader(strings.NewReader(text)).ReadAll()
+		if err != nil || len(recs) != 3 || len(recs[0]) != 6 || recs[0][5] != "record_form" {
+			t.Fatalf("rejects file (%v):\n%s", err, text)
+		}
+		m := map[string][2]string{}
+		for _, r := range recs[1:] {
+			m[r[1]] = [2]string{r[4], r[5]}
+		}
+		return m
+	}
+	for _, parsers := range []string{"1", "3"} {
+		if _, stderr, code := run(t, env, "load", "m", in, "--parsers", parsers, "--rejects-exit-zero"); code != 0 {
+			t.Fatalf("--parsers %s: exit %d\n%s", parsers, code, stderr)
+		}
+		b, err := os.ReadFile(in + ".rejects.csv")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := rejects(t, string(b)), map[string][2]string{"2": {bad, "input"}, "3": {late, "input"}}; !maps.Equal(got, want) {
+			t.Errorf("--parsers %s: rejects %q, want %q", parsers, got, want)
+		}
+	}
+	if _, stderr, code := run(t, env, "load", "m", in+".gz", "--rejects-exit-zero"); code != 0 {
+		t.Fatalf("gzip: exit %d\n%s", code, stderr)
+	}
+	b, err := os.ReadFile(in + ".gz.rejects.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][2]string{"2": {day.Format("2006-01-02 15:04:05+00") + ", 2x ,1e3", "csv"}, "3": {lateDay + ",3,1.50", "csv"}}
+	if got := rejects(t, string(b)); !maps.Equal(got, want) {
+		t.Errorf("gzip: rejects %q, want %q", got, want)
+	}
+	_, stderr, code := runIn(t, env, data, "load", "m", "-", "--rejects-exit-zero")
+	if code != 0 {
+		t.Fatalf("stdin: exit %d\n%s", code, stderr)
+	}
+	if !strings.Contains(stderr, "source,line,column,reason,record,record_form") || !strings.Contains(stderr, ",csv\n") || strings.Contains(stderr, ",input\n") {
+		t.Fatalf("stdin's rejects:\n%s", stderr)
 	}
 }

@@ -30,9 +30,10 @@ type batch struct {
 	lo    int64  // partition lower bound (micros), for routing
 	hi    int64
 	enc   rowEncoder
-	ends  []int   // end offset of each row in enc.Bytes()
-	lines []int64 // source line (or generator row number) of each row
-	srcs  []int32 // index into the loader's source names, per row
+	ends  []int       // end offset of each row in enc.Bytes()
+	lines []int64     // source line (or generator row number) of each row
+	srcs  []int32     // index into the loader's source names, per row
+	spans []inputSpan // where each row's record lies in its input, for rejects
 	// digest is batchDigest's, for the ledger; set by the worker once.
 	digest []byte
 	bulk   *bulkPart // the bulk path's partition (bulk.go), nil on the live path
@@ -54,7 +55,7 @@ func (b *batch) rowRange(i, j int) []byte {
 
 func (b *batch) reset() {
 	b.enc.Reset()
-	b.ends, b.lines, b.srcs = b.ends[:0], b.lines[:0], b.srcs[:0]
+	b.ends, b.lines, b.srcs, b.spans = b.ends[:0], b.lines[:0], b.srcs[:0], b.spans[:0]
 	b.seq, b.table, b.leaf, b.digest, b.bulk = 0, "", "", nil, nil
 }
 

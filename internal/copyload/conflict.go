@@ -216,6 +216,7 @@ func (l *Loader) duplicateRejects(ctx context.Context, tx pgx.Tx, b *batch, rows
 		left[ords[k]] = true
 	}
 	var out []rowReject
+	text := batchText{l: l, b: b}
 keys:
 	for _, key := range keys {
 		if len(left) == 0 {
@@ -266,7 +267,12 @@ keys:
 				col = key.cols[0]
 			}
 			r := l.rowReject(b, int(ord-1), col, reason, false)
-			r.Record = textRecord(v)
+			var ok bool
+			if r.Record, ok = text.text(int(ord - 1)); ok {
+				r.RecordForm = FormInput
+			} else {
+				r.Record, r.RecordForm = textRecord(v), FormCSV
+			}
 			out = append(out, rowReject{int(ord - 1), r})
 		}
 		rs.Close()
@@ -340,7 +346,7 @@ func readUniqueKeys(ctx context.Context, tx pgx.Tx, table string) ([]uniqueKey, 
 func (l *Loader) rowReject(b *batch, i int, col, reason string, record bool) Reject {
 	r := Reject{Line: b.lines[i], Column: col, Reason: reason}
 	if record {
-		r.Record = l.rowRecord(b, i)
+		r.Record, r.RecordForm = l.inputRecord(b, i)
 	}
 	if int(b.srcs[i]) < len(l.sources) {
 		r.Source = l.sources[b.srcs[i]]

@@ -166,6 +166,7 @@ type Loader struct {
 	staged   sync.Map      // *pgx.Conn → true once it has this load's staging table
 	keysOf   sync.Map      // quoted table → tableKeys, for duplicate rejects
 	sources  []string      // names of sources, indexed by batch.srcs
+	raws     rawInputs     // the sources that can be read again, for rejects as written
 	done     map[int64]ledgerEntry
 	lockConn *pgx.Conn // holds the load ID's advisory lock during Run
 	read     atomic.Int64

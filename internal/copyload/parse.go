@@ -63,6 +63,7 @@ type parsedItem struct {
 	end    int   // for a row: its end in enc.Bytes()
 	micros int64
 	line   int64
+	span   inputSpan
 }
 
 // runParallel routes the records of rd parsed on s.Parsers goroutines.
@@ -210,7 +211,7 @@ func (fr *fileRows) parse(cr *records.Reader, j *parseJob) {
 			j.rejects = append(j.rejects, rej)
 			continue
 		}
-		j.items = append(j.items, parsedItem{kind: itemRow, end: j.enc.Len(), micros: micros, line: rec.Line})
+		j.items = append(j.items, parsedItem{kind: itemRow, end: j.enc.Len(), micros: micros, line: rec.Line, span: spanOf(rec.Offset, rec.End)})
 	}
 	j.marker = cr.EndMarker()
 }
@@ -234,7 +235,7 @@ func (fr *fileRows) apply(ctx context.Context, r *router, j *parseJob) error {
 			}
 			b.enc.AppendRows(rows[start:it.end])
 			start = it.end
-			if err := r.rowDone(ctx, b, fr.src, it.line); err != nil {
+			if err := r.rowDone(ctx, b, fr.src, it.line, it.span); err != nil {
 				return err
 			}
 		case itemRejectAt:

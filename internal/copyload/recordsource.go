@@ -33,6 +33,9 @@ type RecordSource struct {
 	Columns []int // target column index per input field
 	In      <-chan []Record
 	Ended   func() bool
+	// Raw holds the inputs that can be read again, by input name: rejects
+	// of their records hold them as written (see Input.Raw).
+	Raw map[string]*RawInput
 }
 
 // CopyColumns implements Source.
@@ -75,7 +78,8 @@ func (s *RecordSource) Run(ctx context.Context, r *router) error {
 		for _, rec := range chunk {
 			fr, seen := rows[rec.Source]
 			if !seen {
-				fr = &fileRows{l: l, name: rec.Source, src: int32(len(l.sources)), cols: cols, timeField: timeField, lo: lo, hi: hi}
+				fr = &fileRows{l: l, name: rec.Source, src: int32(len(l.sources)), cols: cols, timeField: timeField, lo: lo, hi: hi, raw: s.Raw[rec.Source]}
+				l.raws.add(fr.src, fr.raw)
 				l.sources = append(l.sources, rec.Source)
 				rows[rec.Source] = fr
 			}

@@ -19,7 +19,26 @@ type Reject struct {
 	Line   int64  `json:"line"`             // 1-based line (row number for generators)
 	Column string `json:"column,omitempty"` // the offending column, when known
 	Reason string `json:"reason"`
-	Record string `json:"record,omitempty"` // the row's fields, CSV-encoded, for reloading
+	Record string `json:"record,omitempty"` // the row: see RecordForm
+	// RecordForm says what Record holds: FormInput, the record exactly as
+	// it is in the input (its line end left out), or FormCSV, its fields
+	// re-serialised as CSV, when the input cannot be read again (stdin, a
+	// pipe, a compressed file, a generator). Empty without a record.
+	RecordForm string `json:"record_form,omitempty"`
+}
+
+// The forms of a reject's record (Reject.RecordForm).
+const (
+	FormInput = "input" // the bytes of the input, as written
+	FormCSV   = "csv"   // the fields re-serialised as CSV
+)
+
+// rejectHeader is the rejects file's header line.
+var rejectHeader = []string{"source", "line", "column", "reason", "record", "record_form"}
+
+// csvLine is r as a line of the rejects file.
+func (r Reject) csvLine() []string {
+	return []string{r.Source, strconv.FormatInt(r.Line, 10), r.Column, r.Reason, r.Record, r.RecordForm}
 }
 
 // RejectSink receives rejects. Implementations must be safe for
@@ -36,7 +55,7 @@ type BatchRejectSink interface {
 }
 
 // CSVRejects writes rejects as CSV with a header line:
-// source,line,column,reason,record.
+// source,line,column,reason,record,record_form.
 type CSVRejects struct {
 	mu     sync.Mutex
 	w      *csv.Writer
@@ -53,11 +72,11 @@ func (c *CSVRejects) Reject(r Reject) error {
 	defer c.mu.Unlock()
 	if !c.header {
 		c.header = true
-		if err := c.w.Write([]string{"source", "line", "column", "reason", "record"}); err != nil {
+		if err := c.w.Write(rejectHeader); err != nil {
 			return err
 		}
 	}
-	if err := c.w.Write([]string{r.Source, strconv.FormatInt(r.Line, 10), r.Column, r.Reason, r.Record}); err != nil {
+	if err := c.w.Write(r.csvLine()); err != nil {
 		return fmt.Errorf("writing reject: %w", err)
 	}
 	c.w.Flush()
@@ -70,12 +89,12 @@ func (c *CSVRejects) RejectBatch(rs []Reject) error {
 	defer c.mu.Unlock()
 	if !c.header {
 		c.header = true
-		if err := c.w.Write([]string{"source", "line", "column", "reason", "record"}); err != nil {
+		if err := c.w.Write(rejectHeader); err != nil {
 			return err
 		}
 	}
 	for _, r := range rs {
-		if err := c.w.Write([]string{r.Source, strconv.FormatInt(r.Line, 10), r.Column, r.Reason, r.Record}); err != nil {
+		if err := c.w.Write(r.csvLine()); err != nil {
 			return fmt.Errorf("writing reject: %w", err)
 		}
 	}

@@ -95,11 +95,13 @@ func (r *router) batchFor(ctx context.Context, micros int64) (*batch, error) {
 	return b, nil
 }
 
-// rowDone records the row just encoded into b and sends b when full.
-func (r *router) rowDone(ctx context.Context, b *batch, src int32, line int64) error {
+// rowDone records the row just encoded into b (line and span: where it
+// was read) and sends b when full.
+func (r *router) rowDone(ctx context.Context, b *batch, src int32, line int64, sp inputSpan) error {
 	b.ends = append(b.ends, b.enc.Len())
 	b.lines = append(b.lines, line)
 	b.srcs = append(b.srcs, src)
+	b.spans = append(b.spans, sp)
 	if b.rows() >= r.l.cfg.BatchRows || b.enc.Len() >= r.l.cfg.BatchBytes {
 		for i, o := range r.open {
 			if o == b {

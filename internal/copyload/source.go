@@ -26,6 +26,11 @@ type Source interface {
 type Input struct {
 	Name   string // for rejects and messages
 	Reader *records.Reader
+	// Raw is the input as stored when it can be read again at an offset
+	// (records.Source.ReaderAt: a regular, uncompressed file), nil
+	// otherwise. With it, rejects hold each record as it was written;
+	// without, its fields re-serialised as CSV.
+	Raw io.ReaderAt
 }
 
 // FileSource reads delimited records. Columns maps each input field to a
@@ -65,6 +70,7 @@ type fileRows struct {
 	cols      []Column
 	timeField int // -1 without a time column
 	lo, hi    int64
+	raw       *RawInput // nil when the input cannot be read again
 }
 
 // Run implements Source.
@@ -86,6 +92,10 @@ func (s *FileSource) Run(ctx context.Context, r *router) error {
 	}
 	for _, in := range s.Inputs {
 		fr := &fileRows{l: l, name: in.Name, src: int32(len(l.sources)), cols: cols, timeField: timeField, lo: lo, hi: hi}
+		if in.Raw != nil {
+			fr.raw = &RawInput{At: in.Raw, From: in.Reader}
+			l.raws.add(fr.src, fr.raw)
+		}
 		l.sources = append(l.sources, in.Name)
 		var err error
 		if s.Parsers > 1 {
@@ -137,7 +147,9 @@ func (fr *fileRows) recordReject(rerr *records.RecordError) Reject {
 	if rerr.Column > 0 && rerr.Column <= len(fr.cols) {
 		col = fr.cols[rerr.Column-1].Name
 	}
-	return Reject{Source: fr.name, Line: rerr.Line, Column: col, Reason: rerr.Reason}
+	r := Reject{Source: fr.name, Line: rerr.Line, Column: col, Reason: rerr.Reason}
+	r.Record, r.RecordForm = ErrorText(fr.raw, rerr)
+	return r
 }
 
 // route checks, encodes and routes one record.
@@ -153,12 +165,16 @@ func (fr *fileRows) route(ctx context.Context, r *router, rec records.Record) er
 	if rej, ok := fr.encode(b.enc, rec); !ok {
 		return fr.l.reject(rej)
 	}
-	return r.rowDone(ctx, b, fr.src, rec.Line)
+	return r.rowDone(ctx, b, fr.src, rec.Line, spanOf(rec.Offset, rec.End))
 }
 
-// rejectf is the reject of record rec for a reason in column col.
+// rejectf is the reject of record rec for a reason in column col: the
+// record as written when the input can be read again, else its fields as
+// CSV.
 func (fr *fileRows) rejectf(rec records.Record, col, reason string) Reject {
-	return Reject{Source: fr.name, Line: rec.Line, Column: col, Reason: reason, Record: encodeRecord(rec.Fields, rec.Null)}
+	r := Reject{Source: fr.name, Line: rec.Line, Column: col, Reason: reason}
+	r.Record, r.RecordForm = RecordText(fr.raw, rec)
+	return r
 }
 
 // prepare checks a record's field count and reads its time, which must
@@ -309,7 +325,7 @@ func (s *GenSource) Run(ctx context.Context, r *router) error {
 			return err
 		}
 		g.Encode(b.enc)
-		if err := r.rowDone(ctx, b, src, row); err != nil {
+		if err := r.rowDone(ctx, b, src, row, noSpan); err != nil {
 			return err
 		}
 	}

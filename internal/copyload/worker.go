@@ -263,7 +263,8 @@ func (l *Loader) tryBatch(ctx context.Context, conn *pgx.Conn, b *batch) (int64,
 // serverReject describes row i of b refused by the server. conn is in
 // the batch's transaction, usable (the savepoint was rolled back).
 func (l *Loader) serverReject(ctx context.Context, conn *pgx.Conn, b *batch, i int, err error) Reject {
-	r := Reject{Line: b.lines[i], Reason: err.Error(), Record: l.rowRecord(b, i)}
+	r := Reject{Line: b.lines[i], Reason: err.Error()}
+	r.Record, r.RecordForm = l.inputRecord(b, i)
 	if int(b.srcs[i]) < len(l.sources) {
 		r.Source = l.sources[b.srcs[i]]
 	}

@@ -21,6 +21,7 @@ type bomReader struct {
 	started bool
 	head    []byte // bytes read while looking for a mark, not yet returned
 	headErr error  // the error that came with them
+	dropped bool   // a UTF-8 mark was dropped
 }
 
 func (b *bomReader) Read(p []byte) (int, error) {
@@ -43,7 +44,7 @@ func (b *bomReader) Read(p []byte) (int, error) {
 		case bytes.HasPrefix(h[:n], []byte{0xff, 0xfe}), bytes.HasPrefix(h[:n], []byte{0xfe, 0xff}):
 			b.headErr = errUTF16
 		case n == 3 && bytes.Equal(h[:], utf8BOM):
-			n = 0
+			n, b.dropped = 0, true
 		}
 		b.head = append([]byte(nil), h[:n]...)
 		if b.headErr == nil && err != nil {
@@ -65,4 +66,13 @@ func (b *bomReader) Read(p []byte) (int, error) {
 		return 0, b.headErr
 	}
 	return b.r.Read(p)
+}
+
+// BOMDropped reports whether a UTF-8 byte-order mark was dropped from the
+// start of the input, once the first record is read: record offsets then
+// count from after it, so the record at Offset o is at o+3 in the input
+// as stored. It is false for a chunk reader (see Splitter), whose
+// offsets are those of the reader it was split from.
+func (r *Reader) BOMDropped() bool {
+	return r.bom != nil && r.bom.dropped
 }

@@ -1,6 +1,7 @@
 package records
 
 import (
+	"slices"
 	"testing"
 )
 
@@ -114,12 +115,37 @@ func TestCSVOffsets(t *testing.T) {
 	input := "a\n\"b\nc\"\n\nd"
 	res := variants(t, input, csvOpts(nil))
 	want := []int64{0, 2, 8, 9}
-	if len(res.Offsets) != len(want) {
-		t.Fatalf("offsets %v, want %v", res.Offsets, want)
+	wantEnds := []int64{1, 7, 8, 10}
+	if !slices.Equal(res.Offsets, want) || !slices.Equal(res.Ends, wantEnds) {
+		t.Fatalf("offsets %v ends %v, want %v and %v", res.Offsets, res.Ends, want, wantEnds)
 	}
-	for i := range want {
-		if res.Offsets[i] != want[i] {
-			t.Fatalf("offsets %v, want %v", res.Offsets, want)
-		}
+}
+
+// TestRecordText: input[Offset:End] is each record as written, its line
+// end (LF, CRLF or CR) left out, on the fast and the general paths.
+func TestRecordText(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		opts  Options
+		input string
+		want  []string
+	}{
+		{"csv LF", csvOpts(nil), "a,1.50\n\"x,y\", 2\n", []string{"a,1.50", `"x,y", 2`}},
+		{"csv CRLF, quoted line break", csvOpts(nil), "a,\"b\r\nc\"\r\nd,e\r\n", []string{"a,\"b\r\nc\"", "d,e"}},
+		{"csv CR", csvOpts(nil), "a,b\rc,d\r", []string{"a,b", "c,d"}},
+		{"csv no final line end", csvOpts(nil), "a,b\nc,\"d\"", []string{"a,b", `c,"d"`}},
+		{"text escapes", DefaultOptions(Text), "a\\tb\t\\N\n\\N\tc\\\nd\n", []string{`a\tb` + "\t" + `\N`, `\N` + "\t" + "c\\\nd"}},
+		{"tsv", DefaultOptions(TSV), "1\t2\n3\t4", []string{"1\t2", "3\t4"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			res := variants(t, c.input, c.opts)
+			var got []string
+			for i := range res.Offsets {
+				got = append(got, c.input[res.Offsets[i]:res.Ends[i]])
+			}
+			if !slices.Equal(got, c.want) {
+				t.Fatalf("records as written %q, want %q", got, c.want)
+			}
+		})
 	}
 }

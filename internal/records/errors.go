@@ -13,6 +13,7 @@ type RecordError struct {
 	EndLine int64  // line where it ends (≥ Line)
 	Column  int    // 1-based field where the fault is, 0 when it is the whole record
 	Offset  int64  // byte offset of the record's start in the (decompressed) input
+	End     int64  // offset just past its last byte, line end excluded; -1 when unknown
 	Reason  string // what is wrong, lower case, e.g. "unterminated quoted field"
 }
 

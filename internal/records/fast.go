@@ -102,7 +102,7 @@ func (r *Reader) fastLine() bool {
 		r.nCR++
 	}
 	r.eol = eolLF
-	r.cur = Record{Fields: fields, Null: nulls, Line: r.recLine, EndLine: r.recLine, Offset: r.recOff}
+	r.cur = Record{Fields: fields, Null: nulls, Line: r.recLine, EndLine: r.recLine, Offset: r.recOff, End: r.recOff + int64(len(line))}
 	return true
 }
 

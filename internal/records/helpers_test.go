@@ -39,6 +39,7 @@ func render(rec Record, err error) string {
 type result struct {
 	Records []string // render of each record or record error
 	Offsets []int64  // Offset of each record or record error
+	Ends    []int64  // End of each record or record error
 	Header  []string
 	Marker  bool
 	Err     string // the error that ended the input, "" for io.EOF
@@ -65,10 +66,10 @@ func readAll(t testing.TB, r *Reader, inputLen int) result {
 			}
 			break
 		}
-		off, line, end := rec.Offset, rec.Line, rec.EndLine
+		off, line, end, stop := rec.Offset, rec.Line, rec.EndLine, rec.End
 		var re *RecordError
 		if errors.As(err, &re) {
-			off, line, end = re.Offset, re.Line, re.EndLine
+			off, line, end, stop = re.Offset, re.Line, re.EndLine, re.End
 		} else if len(rec.Fields) != len(rec.Null) || len(rec.Fields) == 0 {
 			t.Fatalf("record with %d fields and %d nulls", len(rec.Fields), len(rec.Null))
 		}
@@ -77,7 +78,11 @@ func readAll(t testing.TB, r *Reader, inputLen int) result {
 		}
 		lastOff, lastLine = off, line
 		res.Records = append(res.Records, render(rec, err))
+		if re == nil && (stop < off || stop > int64(inputLen)) {
+			t.Fatalf("record %q at offset %d ends at %d, outside [offset, %d]", render(rec, err), off, stop, inputLen)
+		}
 		res.Offsets = append(res.Offsets, off)
+		res.Ends = append(res.Ends, stop)
 	}
 	res.Header = r.Header()
 	res.Marker = r.EndMarker()
@@ -87,6 +92,26 @@ func readAll(t testing.TB, r *Reader, inputLen int) result {
 // variants reads input through the whole window, one byte per Read, and
 // windows of 4 to 7 bytes, and fails unless all agree; it returns the
 // result.
+// checkEnds: each record read from input ends (End) where its line end
+// or the input does, so input[Offset:End] is the record as written.
+func checkEnds(t testing.TB, input string, res result) {
+	t.Helper()
+	base := int64(0)
+	if strings.HasPrefix(input, "\xef\xbb\xbf") {
+		base = 3 // offsets count from after the dropped mark
+	}
+	for i, rec := range res.Records {
+		if strings.HasPrefix(rec, "ERR ") {
+			continue
+		}
+		e := base + res.Ends[i]
+		// (or where a text end marker follows it on its line)
+		if e != int64(len(input)) && input[e] != '\n' && input[e] != '\r' && !strings.HasPrefix(input[e:], `\.`) {
+			t.Fatalf("input %q: record %s at %d ends at %d, not at a line end: %q", input, rec, res.Offsets[i], res.Ends[i], input[base+res.Offsets[i]:e])
+		}
+	}
+}
+
 func variants(t testing.TB, input string, opts Options) result {
 	t.Helper()
 	type variant struct {
@@ -111,6 +136,7 @@ func variants(t testing.TB, input string, opts Options) result {
 		res := readAll(t, r, len(input))
 		if i == 0 {
 			first = res
+			checkEnds(t, input, res)
 			continue
 		}
 		if d := cmp.Diff(first, res); d != "" {
@@ -204,13 +230,14 @@ func readSplit(t testing.TB, src io.Reader, opts Options, size, peek int) result
 		t.Fatalf("newReader: %v", err)
 	}
 	add := func(rec Record, err error) {
-		off := rec.Offset
+		off, stop := rec.Offset, rec.End
 		var re *RecordError
 		if errors.As(err, &re) {
-			off = re.Offset
+			off, stop = re.Offset, re.End
 		}
 		res.Records = append(res.Records, render(rec, err))
 		res.Offsets = append(res.Offsets, off)
+		res.Ends = append(res.Ends, stop)
 	}
 	for i := 0; i < peek; i++ {
 		rec, err := r.Next()

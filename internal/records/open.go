@@ -50,6 +50,18 @@ type Source struct {
 	Size        int64  // bytes of the file as stored (compressed, if it is); -1 when unknown (a pipe)
 	Compression Compression
 	read        *atomic.Int64
+	file        *os.File // a regular file, for ReaderAt
+}
+
+// ReaderAt returns the input as stored when it can be read again at an
+// offset, with the offsets of the records read from it: a regular,
+// uncompressed file. It is nil otherwise (stdin, a pipe, a compressed
+// file). It is valid until the input is closed.
+func (s Source) ReaderAt() io.ReaderAt {
+	if s.file == nil || s.Compression != Uncompressed {
+		return nil
+	}
+	return s.file
 }
 
 // Progress returns the bytes of the file as stored (compressed, if it is)
@@ -79,7 +91,11 @@ func Open(path string) (rc io.ReadCloser, info Source, err error) {
 	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
 		size = st.Size()
 	}
-	return open(f, path, size, func() { f.Close() })
+	rc, info, err = open(f, path, size, func() { f.Close() })
+	if err == nil && size >= 0 {
+		info.file = f
+	}
+	return rc, info, err
 }
 
 // OpenStream is Open for an input that is already open (stdin, a pipe):

@@ -31,8 +31,10 @@ type Record struct {
 	// line end spans lines).
 	Line, EndLine int64
 	// Offset is the byte offset of the record's start in the input (after
-	// decompression).
-	Offset int64
+	// decompression and after a dropped byte-order mark: see
+	// Reader.BOMDropped), End the offset just past its last byte, its line
+	// end excluded: input[Offset:End] is the record as it was written.
+	Offset, End int64
 }
 
 // status is what a parse step achieved.
@@ -69,6 +71,7 @@ const (
 // A Reader is not safe for concurrent use.
 type Reader struct {
 	src    io.Reader
+	bom    *bomReader // the input's first reader, nil for a chunk reader
 	opts   Options
 	delim  byte
 	quote  byte
@@ -106,6 +109,7 @@ type Reader struct {
 	fields  [][]byte
 	nfield  int // fields ended so far, stored or not
 	recOff  int64
+	recEnd  int64 // offset of the record's line end (or of the end of input)
 	recLine int64
 	endLine int64
 	skip    bool         // a record error was found: parse to the record's end, store nothing
@@ -146,8 +150,10 @@ func newReader(r io.Reader, opts Options, size int) (*Reader, error) {
 		return nil, err
 	}
 	opts = opts.withDefaults()
+	bom := &bomReader{r: r}
 	rd := &Reader{
-		src:    &bomReader{r: r},
+		src:    bom,
+		bom:    bom,
 		opts:   opts,
 		delim:  opts.Delimiter,
 		quote:  opts.Quote,
@@ -341,6 +347,7 @@ func (r *Reader) begin() {
 	r.perr = nil
 	r.state = psStart
 	r.recOff = r.offset()
+	r.recEnd = -1
 	r.recLine = r.line()
 	r.beginField()
 }
@@ -452,6 +459,7 @@ func (r *Reader) endField() {
 // endRecord ends the last field and the record, before its line end is
 // consumed.
 func (r *Reader) endRecord() {
+	r.recEnd = r.offset()
 	r.endField()
 	r.endLine = r.line()
 	if r.offset()-r.recOff > r.maxRec {
@@ -480,7 +488,7 @@ func (r *Reader) endRecordAtEOF() {
 func (r *Reader) finish() error {
 	if r.perr != nil {
 		e := r.perr
-		e.Line, e.EndLine, e.Offset = r.recLine, r.endLine, r.recOff
+		e.Line, e.EndLine, e.Offset, e.End = r.recLine, r.endLine, r.recOff, r.recEnd
 		return e
 	}
 	r.fields = r.fields[:0]
@@ -489,7 +497,7 @@ func (r *Reader) finish() error {
 		r.fields = append(r.fields, r.rec[start:e:e])
 		start = e
 	}
-	r.cur = Record{Fields: r.fields, Null: r.nulls, Line: r.recLine, EndLine: r.endLine, Offset: r.recOff}
+	r.cur = Record{Fields: r.fields, Null: r.nulls, Line: r.recLine, EndLine: r.endLine, Offset: r.recOff, End: r.recEnd}
 	return nil
 }
 

@@ -25,6 +25,9 @@ import (
 type Input struct {
 	Name   string // for rejects and messages
 	Reader *records.Reader
+	// Raw is the input as stored when it can be read again (see
+	// copyload.Input.Raw): rejects then hold records as written.
+	Raw io.ReaderAt
 }
 
 // LoadConfig tunes a sharded load.
@@ -226,10 +229,16 @@ func (c *Coordinator) Load(ctx context.Context, table string, inputs []Input, cf
 		return LoadSummary{}, err
 	}
 
+	raws := map[string]*copyload.RawInput{}
+	for _, in := range inputs {
+		if ri := rawInput(in); ri != nil {
+			raws[in.Name] = ri
+		}
+	}
 	var ended atomic.Bool
 	g, gctx := errgroup.WithContext(ctx)
 	for _, f := range feeds {
-		src := &copyload.RecordSource{Columns: colIdx[f.part], In: f.ch, Ended: ended.Load}
+		src := &copyload.RecordSource{Columns: colIdx[f.part], In: f.ch, Ended: ended.Load, Raw: raws}
 		g.Go(func() error {
 			s, err := f.loader.Run(ctx, src)
 			f.sum = s
@@ -379,8 +388,17 @@ func (t *totalRejects) count(rs []copyload.Reject) error {
 	return nil
 }
 
+// rawInput is in's input as stored, nil when it cannot be read again.
+func rawInput(in Input) *copyload.RawInput {
+	if in.Raw == nil {
+		return nil
+	}
+	return &copyload.RawInput{At: in.Raw, From: in.Reader}
+}
+
 func (s *splitter) run(ctx context.Context, inputs []Input) error {
 	for _, in := range inputs {
+		raw := rawInput(in)
 		for n := 0; ; n++ {
 			if n&1023 == 0 && ctx.Err() != nil {
 				return ctx.Err()
@@ -395,7 +413,9 @@ func (s *splitter) run(ctx context.Context, inputs []Input) error {
 				if rerr.Column > 0 && rerr.Column <= len(s.cfg.Columns) {
 					col = s.cfg.Columns[rerr.Column-1]
 				}
-				if err := s.reject(copyload.Reject{Source: in.Name, Line: rerr.Line, Column: col, Reason: rerr.Reason}); err != nil {
+				r := copyload.Reject{Source: in.Name, Line: rerr.Line, Column: col, Reason: rerr.Reason}
+				r.Record, r.RecordForm = copyload.ErrorText(raw, rerr)
+				if err := s.reject(r); err != nil {
 					return err
 				}
 				continue
@@ -415,7 +435,9 @@ func (s *splitter) run(ctx context.Context, inputs []Input) error {
 				return err
 			}
 			if reason != "" {
-				if err := s.reject(copyload.Reject{Source: in.Name, Line: rec.Line, Column: s.cfg.Columns[s.keyField], Reason: reason}); err != nil {
+				r := copyload.Reject{Source: in.Name, Line: rec.Line, Column: s.cfg.Columns[s.keyField], Reason: reason}
+				r.Record, r.RecordForm = copyload.RecordText(raw, rec)
+				if err := s.reject(r); err != nil {
 					return err
 				}
 				continue

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -126,5 +128,70 @@ func TestMaxRejectsTotal(t *testing.T) {
 	sum, err := load(8, "")
 	if err != nil || sum.Rejected != 8 || sum.Loaded != 32 {
 		t.Fatalf("8 rejects with --max-rejects 8: %+v, %v", sum, err)
+	}
+}
+
+// TestLoadRejectsAsWritten: a sharded load of a regular file rejects each
+// refused record as it is in the file, byte for byte (record form
+// "input"), whoever refuses it: the splitter (a shard key the column's
+// type refuses, a record the reader refuses), a partition's loader (a bad
+// value) or a shard's server (a CHECK constraint).
+func TestLoadRejectsAsWritten(t *testing.T) {
+	ctx := context.Background()
+	cl := newCluster(t, 2)
+	shardedConditions(t, cl, "cond", 4)
+	for _, sp := range cl.shards {
+		// the parents of each shard: their partitions, made or to be
+		// made, take the constraint
+		if _, err := sp.Exec(ctx, `DO $$ DECLARE r record; BEGIN
+			FOR r IN SELECT c.oid::regclass AS t FROM pg_class c JOIN pg_attribute a ON a.attrelid = c.oid
+				WHERE a.attname = 'data1' AND c.relkind IN ('r', 'p') AND NOT c.relispartition
+				AND c.relnamespace NOT IN ('pg_catalog'::regnamespace, 'information_schema'::regnamespace) LOOP
+				EXECUTE format('ALTER TABLE %s ADD CHECK (data1 < 1000)', r.t);
+			END LOOP; END $$`); err != nil {
+			t.Fatal(err)
+		}
+	}
+	at := time.Now().UTC().Add(-time.Hour)
+	sp, iso := at.Format("2006-01-02 15:04:05+00"), at.Format("2006-01-02T15:04:05Z")
+	lines := []string{
+		sp + `,1,"1.50", 2.5`,     // 1 loads
+		iso + `, abc ,1.5,2.5`,    // 2 shard key not an integer (splitter)
+		`"` + sp + `",2,oops,2.5`, // 3 bad float (partition loader)
+		iso + ",3,1e3,1",          // 4 CHECK (shard's server)
+		sp + ",4,1,1,extra",       // 5 field count (partition loader)
+		iso + ",5,\"a\r\nb\",1",   // 6-7 bad float over two lines
+		sp + ",6,x\ry,1",          // 8 a carriage return in an unquoted field (reader)
+		iso + `,7,0.5,"2.0"`,      // 9 loads
+	}
+	path := filepath.Join(t.TempDir(), "in.csv")
+	if err := os.WriteFile(path, []byte(strings.Join(lines, "\r\n")+"\r\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rc, info, err := records.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Close()
+	rd, err := records.NewReader(rc, records.DefaultOptions(records.CSV))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rj := &memRejects{}
+	cfg := baseLoadConfig()
+	cfg.Rejects = rj
+	in := Input{Name: info.Name, Reader: rd, Raw: info.ReaderAt()}
+	sum, err := cl.c.Load(ctx, "cond", []Input{in}, LoadConfig{Load: cfg, Columns: genNames, Logger: testLog(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[int64]string{2: lines[1], 3: lines[2], 4: lines[3], 5: lines[4], 6: lines[5], 8: lines[6]}
+	if sum.Loaded != 2 || sum.Rejected != int64(len(want)) || len(rj.rs) != len(want) {
+		t.Fatalf("summary %+v, rejects %+v", sum, rj.rs)
+	}
+	for _, r := range rj.rs {
+		if r.Record != want[r.Line] || r.RecordForm != copyload.FormInput || r.Reason == "" {
+			t.Errorf("line %d: record %q (%s, %s), want %q as written", r.Line, r.Record, r.RecordForm, r.Reason, want[r.Line])
+		}
 	}
 }
