@@ -233,6 +233,35 @@ func FuzzFloat(f *testing.F) {
 	})
 }
 
+// FuzzFastFloat checks that the plain-decimal fast path gives the bits
+// the full parser gives whenever it answers (the full parser is checked
+// against math/big by FuzzFloat and against the server by
+// TestDifferential).
+func FuzzFastFloat(f *testing.F) {
+	for _, s := range fuzzSeeds {
+		f.Add(s)
+	}
+	for _, s := range []string{"0.45", "-12.5", "+.5", "7.", "-0", "-0.000", "9007199254740993", "9007199254740992.0",
+		"0.0000000000000000000001", "16777217", "1677721.7", "0.1", "-3.4028235", "00000000000000000000001.5", "1.2.3", ".", "-"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		for _, is32 := range []bool{false, true} {
+			v, ok := fastFloat([]byte(in), is32)
+			if !ok {
+				continue
+			}
+			want, reason := parseFloatFull([]byte(in), is32)
+			if reason != "" {
+				t.Fatalf("%q (real %v): fast path %v, full parser refuses: %s", in, is32, v, reason)
+			}
+			if math.Float64bits(v) != math.Float64bits(want) {
+				t.Fatalf("%q (real %v): fast path %v (%#x), full parser %v (%#x)", in, is32, v, math.Float64bits(v), want, math.Float64bits(want))
+			}
+		}
+	})
+}
+
 // smallExponent reports whether a decimal's exponent is within ±10000,
 // where math/big represents it without underflow.
 func smallExponent(s string) bool {
