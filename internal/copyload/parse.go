@@ -205,7 +205,7 @@ func (fr *fileRows) parse(cr *records.Reader, j *parseJob) {
 			j.rejects = append(j.rejects, rej)
 			continue
 		}
-		if rej, ok := fr.encode(j.enc, rec); !ok {
+		if rej, ok := fr.encode(j.enc, rec, micros); !ok {
 			j.items = append(j.items, parsedItem{kind: itemRejectAt, rej: int32(len(j.rejects)), micros: micros, line: rec.Line})
 			j.rejects = append(j.rejects, rej)
 			continue
