@@ -141,32 +141,32 @@ func fastFloat(s []byte, is32 bool) (float64, bool) {
 	if len(s) > 0 && (s[0] == '+' || s[0] == '-') {
 		neg, i = s[0] == '-', 1
 	}
+	// Leading zeros count among the 19 digits m holds: a spelling with
+	// more is left to the full parser.
 	var m uint64
-	nd, frac, digits := 0, 0, 0 // significant digits, fraction digits, all digits
-	point := false
+	start := i
 	for ; i < len(s); i++ {
-		c := s[i]
-		if d := c - '0'; d <= 9 {
-			digits++
-			if point {
-				frac++
-			}
-			if m == 0 && d == 0 {
-				continue
-			}
-			nd++
-			if nd > 19 {
-				return 0, false
+		d := s[i] - '0'
+		if d > 9 {
+			break
+		}
+		m = m*10 + uint64(d)
+	}
+	digits, frac := i-start, 0
+	if i < len(s) && s[i] == '.' {
+		i++
+		start = i
+		for ; i < len(s); i++ {
+			d := s[i] - '0'
+			if d > 9 {
+				break
 			}
 			m = m*10 + uint64(d)
-			continue
 		}
-		if c != '.' || point {
-			return 0, false
-		}
-		point = true
+		frac = i - start
+		digits += frac
 	}
-	if digits == 0 {
+	if i != len(s) || digits == 0 || digits > 19 {
 		return 0, false
 	}
 	var f float64

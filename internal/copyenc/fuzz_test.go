@@ -377,6 +377,31 @@ func FuzzTimestamp(f *testing.F) {
 	})
 }
 
+// FuzzFixedTimestamp checks that the fixed-offset ISO path agrees with
+// the scanner and the general reader wherever it accepts, in a DST
+// session zone, with and without time zone.
+func FuzzFixedTimestamp(f *testing.F) {
+	for _, s := range []string{"2024-03-10 02:30:00", "2024-11-03T01:30:00.5", "2024-02-29 23:59:59.999999", "2023-02-29 00:00:00",
+		"0000-01-01 00:00:00", "9999-12-31 23:59:59", "2024-01-02 24:00:00", "2024-01-02 23:60:00", "2024-01-02 23:59:60",
+		"2024-01-02 03:04:05.", "2024-01-02 03:04:05.1234567", "2024-01-02 03:04:05Z", "2024-01-02 03:04:05+01", "+024-01-02 03:04:05"} {
+		f.Add(s)
+	}
+	z := newYork(f, "America/New_York")
+	f.Fuzz(func(t *testing.T, in string) {
+		for _, withTZ := range []bool{true, false} {
+			fixed, ok := z.fixedTimestamp([]byte(in), withTZ)
+			if !ok {
+				continue
+			}
+			scanned, sok := z.scanTimestamp([]byte(in), withTZ)
+			slow, reason := z.slowTimestamp([]byte(in), withTZ)
+			if !sok || scanned != fixed || reason != "" || slow != fixed {
+				t.Fatalf("%q withTZ=%v: fixed %d, scanner %d (%v), general reader %d %q", in, withTZ, fixed, scanned, sok, slow, reason)
+			}
+		}
+	})
+}
+
 // FuzzEscape checks COPY text escaping against its inverse.
 func FuzzEscape(f *testing.F) {
 	for _, s := range fuzzSeeds {

@@ -2,6 +2,9 @@ package copyenc
 
 import (
 	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
 	"testing"
 )
 
@@ -53,5 +56,39 @@ func TestTimestampCodecMatchesWriter(t *testing.T) {
 		} else if _, _, ok := TimestampCodec(c); ok {
 			t.Fatalf("TimestampCodec(%d) is true", oid)
 		}
+	}
+}
+
+// TestFixedTimestampAgrees compares the fixed-offset ISO path with the
+// general reader on random timestamps around the edges of every field
+// (days past the month's end, hour 24, second 60, DST changes in the
+// session's zone, fractions of 1 to 7 digits).
+func TestFixedTimestampAgrees(t *testing.T) {
+	z := newYork(t, "America/New_York")
+	r := rand.New(rand.NewPCG(3, 4))
+	accepted := 0
+	for range 100_000 {
+		s := fmt.Sprintf("%04d-%02d-%02d%c%02d:%02d:%02d", r.IntN(3)*1000+r.IntN(30)+1995-r.IntN(2)*1995, r.IntN(14), r.IntN(33),
+			" T"[r.IntN(2)], r.IntN(26), r.IntN(62), r.IntN(62))
+		if n := r.IntN(9); n > 0 {
+			s += "."
+			for range n - 2 {
+				s += strconv.Itoa(r.IntN(10))
+			}
+		}
+		for _, withTZ := range []bool{true, false} {
+			fixed, ok := z.fixedTimestamp([]byte(s), withTZ)
+			slow, reason := z.slowTimestamp([]byte(s), withTZ)
+			if !ok {
+				continue
+			}
+			accepted++
+			if reason != "" || slow != fixed {
+				t.Fatalf("%q withTZ=%v: fixed %d, general reader %d %q", s, withTZ, fixed, slow, reason)
+			}
+		}
+	}
+	if accepted < 50_000 {
+		t.Fatalf("the fixed path accepted only %d of 200,000", accepted)
 	}
 }
