@@ -28,7 +28,8 @@ const DefaultChunkBytes = 512 << 10
 //     rejects, in input order;
 //   - the router (the goroutine of Run) takes the jobs from order, waits
 //     for each to be parsed, and routes its rows and rejects as if it had
-//     parsed them: batchFor, a copy of the encoded row, rowDone.
+//     parsed them: batchFor, the encoded row, rowDone — a run of rows
+//     that stay in one batch copied at once (apply).
 //
 // So batch boundaries and numbers, their digests, line numbers and
 // rejects, and the partitions created are those of the sequential path:
