@@ -194,7 +194,7 @@ func (fr *fileRows) parse(cr *records.Reader, j *parseJob) {
 			break
 		}
 		var rerr *records.RecordError
-		if errors.As(err, &rerr) {
+		if err != nil && errors.As(err, &rerr) {
 			j.items = append(j.items, parsedItem{kind: itemReject, rej: int32(len(j.rejects)), line: rerr.Line})
 			j.rejects = append(j.rejects, fr.recordReject(rerr))
 			continue

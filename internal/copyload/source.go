@@ -142,7 +142,7 @@ func (fr *fileRows) readAll(ctx context.Context, r *router, rd *records.Reader) 
 // that ends the input.
 func (fr *fileRows) one(ctx context.Context, r *router, rec records.Record, err error) error {
 	var rerr *records.RecordError
-	if errors.As(err, &rerr) {
+	if err != nil && errors.As(err, &rerr) { // errors.As costs even on nil
 		fr.l.read.Add(1)
 		return fr.l.reject(fr.recordReject(rerr))
 	}
