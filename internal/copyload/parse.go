@@ -193,13 +193,13 @@ func (fr *fileRows) parse(cr *records.Reader, j *parseJob) {
 		if err == io.EOF {
 			break
 		}
-		var rerr *records.RecordError
-		if err != nil && errors.As(err, &rerr) {
-			j.items = append(j.items, parsedItem{kind: itemReject, rej: int32(len(j.rejects)), line: rerr.Line})
-			j.rejects = append(j.rejects, fr.recordReject(rerr))
-			continue
-		}
 		if err != nil {
+			var rerr *records.RecordError // here: it escapes (see one)
+			if errors.As(err, &rerr) {
+				j.items = append(j.items, parsedItem{kind: itemReject, rej: int32(len(j.rejects)), line: rerr.Line})
+				j.rejects = append(j.rejects, fr.recordReject(rerr))
+				continue
+			}
 			j.err = err
 			break
 		}

@@ -141,12 +141,14 @@ func (fr *fileRows) readAll(ctx context.Context, r *router, rd *records.Reader) 
 // one routes a record, or reports its record error, or returns the error
 // that ends the input.
 func (fr *fileRows) one(ctx context.Context, r *router, rec records.Record, err error) error {
-	var rerr *records.RecordError
-	if err != nil && errors.As(err, &rerr) { // errors.As costs even on nil
-		fr.l.read.Add(1)
-		return fr.l.reject(fr.recordReject(rerr))
-	}
 	if err != nil {
+		// rerr is declared here, on the error path only: errors.As makes
+		// it escape, a heap allocation per record if declared above.
+		var rerr *records.RecordError
+		if errors.As(err, &rerr) {
+			fr.l.read.Add(1)
+			return fr.l.reject(fr.recordReject(rerr))
+		}
 		return fmt.Errorf("reading %s: %w", fr.name, err)
 	}
 	fr.l.read.Add(1)
