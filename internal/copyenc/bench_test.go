@@ -9,7 +9,9 @@ var hotInputs = []struct {
 	text string
 }{
 	{"timestamptz", oidTimestamptz, "2024-03-15 12:34:56.789012+00"},
+	{"timestamptz no zone", oidTimestamptz, "2024-03-15 12:34:56.789012"},
 	{"float8", oidFloat8, "23.456789012345"},
+	{"float8 short", oidFloat8, "0.45"},
 	{"int4", oidInt4, "1234567"},
 	{"text", oidText, "device_000123 in room 42"},
 	{"numeric", oidNumeric, "12345.6789"},

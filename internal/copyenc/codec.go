@@ -187,6 +187,20 @@ type scalarCodec struct {
 	zones *Zones // how dates and timestamps are read
 }
 
+// TimestampCodec reports whether c is the codec of timestamp (withTZ
+// false) or timestamp with time zone (withTZ true) that reads text in z's
+// session: then c.AppendBinary(dst, text) appends what a BinaryWriter's
+// Timestamp(micros) appends for the micros z.ParseTimestamp (withTZ) or
+// z.ParseLocalTimestamp gives for that text, so a caller that already
+// has them need not parse the text again.
+func TimestampCodec(c Codec) (z *Zones, withTZ, ok bool) {
+	sc, ok := c.(*scalarCodec)
+	if !ok || sc.kind != kindTimestamp && sc.kind != kindTimestamptz {
+		return nil, false, false
+	}
+	return sc.zones, sc.kind == kindTimestamptz, true
+}
+
 // AppendBinary implements Codec.
 func (c *scalarCodec) AppendBinary(dst, text []byte) ([]byte, error) {
 	out, reason := c.appendBinary(dst, text)

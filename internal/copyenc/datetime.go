@@ -198,6 +198,14 @@ func (p *dateScanner) byte(c byte) bool {
 // giving what the general reader gives; ok is false for anything else,
 // which the general reader then decides. It only ever accepts.
 func (z *Zones) fastTimestamp(s []byte, withTZ bool) (int64, bool) {
+	if t, ok := z.fixedTimestamp(s, withTZ); ok {
+		return t, true
+	}
+	return z.scanTimestamp(s, withTZ)
+}
+
+// scanTimestamp is fastTimestamp without fixedTimestamp.
+func (z *Zones) scanTimestamp(s []byte, withTZ bool) (int64, bool) {
 	p := dateScanner{s: s}
 	y, ok1 := p.digits(4, 4)
 	ok2 := p.byte('-')
@@ -282,4 +290,59 @@ func (z *Zones) fastTimestamp(s []byte, withTZ bool) (int64, bool) {
 	}
 	t, reason := tm2timestamp(&tm, tz)
 	return t, reason == ""
+}
+
+// fixedTimestamp reads the commonest spelling of all at fixed offsets,
+//
+//	YYYY-MM-DD( |T)HH:MM:SS[.f{1,6}]
+//
+// without a zone (so in the session's zone), giving what fastTimestamp's
+// scanner gives; ok is false for anything else, which the scanner then
+// reads. It only ever accepts.
+func (z *Zones) fixedTimestamp(s []byte, withTZ bool) (int64, bool) {
+	if len(s) < 19 || len(s) > 26 || s[4] != '-' || s[7] != '-' || s[10] != ' ' && s[10] != 'T' || s[13] != ':' || s[16] != ':' {
+		return 0, false
+	}
+	y1, ok1 := two(s[0:2])
+	y2, ok2 := two(s[2:4])
+	m, ok3 := two(s[5:7])
+	d, ok4 := two(s[8:10])
+	h, ok5 := two(s[11:13])
+	mi, ok6 := two(s[14:16])
+	sec, ok7 := two(s[17:19])
+	y := y1*100 + y2
+	if !(ok1 && ok2 && ok3 && ok4 && ok5 && ok6 && ok7) || y == 0 || m < 1 || m > 12 || d < 1 || d > daysIn(int64(y), m) ||
+		h > 23 || mi > 59 || sec > 59 {
+		return 0, false
+	}
+	tm := pgTm{year: y, mon: m, mday: d, hour: h, min: mi, sec: sec}
+	if len(s) > 19 {
+		if s[19] != '.' || len(s) == 20 {
+			return 0, false
+		}
+		var us int64
+		for _, c := range s[20:] {
+			v := c - '0'
+			if v > 9 {
+				return 0, false
+			}
+			us = us*10 + int64(v)
+		}
+		for range 26 - len(s) {
+			us *= 10
+		}
+		tm.fsec = us
+	}
+	tz := 0
+	if withTZ {
+		tz = -z.session.offsetFor(&tm)
+	}
+	t, reason := tm2timestamp(&tm, tz)
+	return t, reason == ""
+}
+
+// two reads two decimal digits.
+func two(b []byte) (int, bool) {
+	hi, lo := b[0]-'0', b[1]-'0'
+	return int(hi)*10 + int(lo), hi <= 9 && lo <= 9
 }

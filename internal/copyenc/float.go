@@ -18,6 +18,14 @@ import (
 // a double). Like PostgreSQL, a value too large for the type is an error,
 // and so is a non-zero value so small that it rounds to zero; -0 stays -0.
 func parseFloat(text []byte, is32 bool) (float64, string) {
+	if v, ok := fastFloat(text, is32); ok {
+		return v, ""
+	}
+	return parseFloatFull(text, is32)
+}
+
+// parseFloatFull is parseFloat without its fast path.
+func parseFloatFull(text []byte, is32 bool) (float64, string) {
 	s := trimSpace(text)
 	if v, ok := floatSpecial(s, is32); ok {
 		return v, ""
@@ -118,6 +126,72 @@ func bytesCount(s []byte, c byte) int {
 		}
 	}
 	return n
+}
+
+// fastFloat reads, in one pass, the plain decimals most data holds —
+// [+-] digits [. digits], nothing around, at least one digit — whose
+// significant digits, as an integer m, are exact in the target type (m ≤
+// 2^53 for a double, 2^24 for a real) and whose fraction has at most 22
+// digits (10 for a real): then m and the power of ten are exact, and one
+// IEEE division is the correctly rounded value, as parseFloatFull gives
+// it. ok is false for anything else, which parseFloatFull then decides;
+// it never rejects.
+func fastFloat(s []byte, is32 bool) (float64, bool) {
+	i, neg := 0, false
+	if len(s) > 0 && (s[0] == '+' || s[0] == '-') {
+		neg, i = s[0] == '-', 1
+	}
+	// Leading zeros count among the 19 digits m holds: a spelling with
+	// more is left to the full parser.
+	var m uint64
+	start := i
+	for ; i < len(s); i++ {
+		d := s[i] - '0'
+		if d > 9 {
+			break
+		}
+		m = m*10 + uint64(d)
+	}
+	digits, frac := i-start, 0
+	if i < len(s) && s[i] == '.' {
+		i++
+		start = i
+		for ; i < len(s); i++ {
+			d := s[i] - '0'
+			if d > 9 {
+				break
+			}
+			m = m*10 + uint64(d)
+		}
+		frac = i - start
+		digits += frac
+	}
+	if i != len(s) || digits == 0 || digits > 19 {
+		return 0, false
+	}
+	var f float64
+	if is32 {
+		if m > 1<<24 || frac > 10 {
+			return 0, false
+		}
+		v := float32(m)
+		if frac > 0 {
+			v /= float32(float64Pow10[frac])
+		}
+		f = float64(v)
+	} else {
+		if m > 1<<53 || frac >= len(float64Pow10) {
+			return 0, false
+		}
+		f = float64(m)
+		if frac > 0 {
+			f /= float64Pow10[frac]
+		}
+	}
+	if neg {
+		f = -f
+	}
+	return f, true
 }
 
 // float64Pow10 holds the powers of ten that are exact in a float64.

@@ -233,6 +233,35 @@ func FuzzFloat(f *testing.F) {
 	})
 }
 
+// FuzzFastFloat checks that the plain-decimal fast path gives the bits
+// the full parser gives whenever it answers (the full parser is checked
+// against math/big by FuzzFloat and against the server by
+// TestDifferential).
+func FuzzFastFloat(f *testing.F) {
+	for _, s := range fuzzSeeds {
+		f.Add(s)
+	}
+	for _, s := range []string{"0.45", "-12.5", "+.5", "7.", "-0", "-0.000", "9007199254740993", "9007199254740992.0",
+		"0.0000000000000000000001", "16777217", "1677721.7", "0.1", "-3.4028235", "00000000000000000000001.5", "1.2.3", ".", "-"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		for _, is32 := range []bool{false, true} {
+			v, ok := fastFloat([]byte(in), is32)
+			if !ok {
+				continue
+			}
+			want, reason := parseFloatFull([]byte(in), is32)
+			if reason != "" {
+				t.Fatalf("%q (real %v): fast path %v, full parser refuses: %s", in, is32, v, reason)
+			}
+			if math.Float64bits(v) != math.Float64bits(want) {
+				t.Fatalf("%q (real %v): fast path %v (%#x), full parser %v (%#x)", in, is32, v, math.Float64bits(v), want, math.Float64bits(want))
+			}
+		}
+	})
+}
+
 // smallExponent reports whether a decimal's exponent is within ±10000,
 // where math/big represents it without underflow.
 func smallExponent(s string) bool {
@@ -344,6 +373,31 @@ func FuzzTimestamp(f *testing.F) {
 		}
 		if got := int64(binary.BigEndian.Uint64(onlyField(t, out))); got != pgMicros(micros) {
 			t.Fatalf("%q: binary %d, want %d", in, got, pgMicros(micros))
+		}
+	})
+}
+
+// FuzzFixedTimestamp checks that the fixed-offset ISO path agrees with
+// the scanner and the general reader wherever it accepts, in a DST
+// session zone, with and without time zone.
+func FuzzFixedTimestamp(f *testing.F) {
+	for _, s := range []string{"2024-03-10 02:30:00", "2024-11-03T01:30:00.5", "2024-02-29 23:59:59.999999", "2023-02-29 00:00:00",
+		"0000-01-01 00:00:00", "9999-12-31 23:59:59", "2024-01-02 24:00:00", "2024-01-02 23:60:00", "2024-01-02 23:59:60",
+		"2024-01-02 03:04:05.", "2024-01-02 03:04:05.1234567", "2024-01-02 03:04:05Z", "2024-01-02 03:04:05+01", "+024-01-02 03:04:05"} {
+		f.Add(s)
+	}
+	z := newYork(f, "America/New_York")
+	f.Fuzz(func(t *testing.T, in string) {
+		for _, withTZ := range []bool{true, false} {
+			fixed, ok := z.fixedTimestamp([]byte(in), withTZ)
+			if !ok {
+				continue
+			}
+			scanned, sok := z.scanTimestamp([]byte(in), withTZ)
+			slow, reason := z.slowTimestamp([]byte(in), withTZ)
+			if !sok || scanned != fixed || reason != "" || slow != fixed {
+				t.Fatalf("%q withTZ=%v: fixed %d, scanner %d (%v), general reader %d %q", in, withTZ, fixed, scanned, sok, slow, reason)
+			}
 		}
 	})
 }

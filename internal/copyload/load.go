@@ -183,6 +183,11 @@ type Loader struct {
 	parts    map[string]bool
 
 	bulk *bulkState // nil unless the bulk path serves this Run
+	// parseFree holds the parse jobs (parse.go) of the inputs read so
+	// far, with their grown buffers, for the next input; made by the
+	// first input parsed in parallel, used by Run's goroutine and the
+	// splitter it starts.
+	parseFree chan *parseJob
 }
 
 // BatchInfo describes a committed batch.

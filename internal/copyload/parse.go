@@ -28,7 +28,8 @@ const DefaultChunkBytes = 512 << 10
 //     rejects, in input order;
 //   - the router (the goroutine of Run) takes the jobs from order, waits
 //     for each to be parsed, and routes its rows and rejects as if it had
-//     parsed them: batchFor, a copy of the encoded row, rowDone.
+//     parsed them: batchFor, the encoded row, rowDone — a run of rows
+//     that stay in one batch copied at once (apply).
 //
 // So batch boundaries and numbers, their digests, line numbers and
 // rejects, and the partitions created are those of the sequential path:
@@ -90,7 +91,10 @@ func (s *FileSource) runParallel(ctx context.Context, r *router, fr *fileRows, r
 	defer cancel()
 	jobs := make(chan *parseJob, s.Parsers)
 	order := make(chan *parseJob, 2*s.Parsers)
-	free := make(chan *parseJob, 3*s.Parsers+1)
+	if fr.l.parseFree == nil {
+		fr.l.parseFree = make(chan *parseJob, 3*s.Parsers+1)
+	}
+	free := fr.l.parseFree
 	var wg sync.WaitGroup
 	wg.Add(1 + s.Parsers)
 	go func() {
@@ -190,13 +194,13 @@ func (fr *fileRows) parse(cr *records.Reader, j *parseJob) {
 		if err == io.EOF {
 			break
 		}
-		var rerr *records.RecordError
-		if errors.As(err, &rerr) {
-			j.items = append(j.items, parsedItem{kind: itemReject, rej: int32(len(j.rejects)), line: rerr.Line})
-			j.rejects = append(j.rejects, fr.recordReject(rerr))
-			continue
-		}
 		if err != nil {
+			var rerr *records.RecordError // here: it escapes (see one)
+			if errors.As(err, &rerr) {
+				j.items = append(j.items, parsedItem{kind: itemReject, rej: int32(len(j.rejects)), line: rerr.Line})
+				j.rejects = append(j.rejects, fr.recordReject(rerr))
+				continue
+			}
 			j.err = err
 			break
 		}
@@ -206,7 +210,7 @@ func (fr *fileRows) parse(cr *records.Reader, j *parseJob) {
 			j.rejects = append(j.rejects, rej)
 			continue
 		}
-		if rej, ok := fr.encode(j.enc, rec); !ok {
+		if rej, ok := fr.encode(j.enc, rec, micros); !ok {
 			j.items = append(j.items, parsedItem{kind: itemRejectAt, rej: int32(len(j.rejects)), micros: micros, line: rec.Line})
 			j.rejects = append(j.rejects, rej)
 			continue
@@ -217,40 +221,72 @@ func (fr *fileRows) parse(cr *records.Reader, j *parseJob) {
 }
 
 // apply routes the rows and reports the rejects of a parsed chunk, as
-// route and one would have record by record.
+// route and one would have record by record. Consecutive rows bound for
+// the batch the router's fast path keeps (r.cur, and the partition
+// [r.lastLo, r.lastHi) of a series table) are appended as one run, up to
+// the row that fills the batch — where rowDone sends it, as it would
+// have row by row.
 func (fr *fileRows) apply(ctx context.Context, r *router, j *parseJob) error {
 	l := r.l
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	rows := j.enc.Bytes()
-	start := 0
-	for i, it := range j.items {
-		l.read.Add(1)
+	rows, items := j.enc.Bytes(), j.items
+	start := 0 // where the next row begins in rows
+	maxRows, maxBytes := l.cfg.BatchRows, l.cfg.BatchBytes
+	for i := 0; i < len(items); {
+		if i&1023 == 0 && ctx.Err() != nil {
+			return ctx.Err()
+		}
+		it := items[i]
 		switch it.kind {
 		case itemRow:
 			b, err := r.batchFor(ctx, it.micros)
 			if err != nil {
 				return err
 			}
-			b.enc.AppendRows(rows[start:it.end])
-			start = it.end
-			if err := r.rowDone(ctx, b, fr.src, it.line, it.span); err != nil {
+			// The run [i, k): rows the fast path would send to b too,
+			// ending at the first that fills b.
+			base, n0 := b.enc.Len()-start, b.rows()
+			k := i
+			for {
+				n0++
+				if end := items[k].end; n0 >= maxRows || base+end >= maxBytes {
+					k++
+					break
+				}
+				k++
+				if k == len(items) || items[k].kind != itemRow ||
+					r.series != nil && (items[k].micros < r.lastLo || items[k].micros >= r.lastHi) {
+					break
+				}
+			}
+			last := items[k-1]
+			b.enc.AppendRows(rows[start:last.end])
+			for _, it := range items[i : k-1] {
+				b.ends = append(b.ends, base+it.end)
+				b.lines = append(b.lines, it.line)
+				b.srcs = append(b.srcs, fr.src)
+				b.spans = append(b.spans, it.span)
+			}
+			l.read.Add(int64(k - i))
+			start, i = last.end, k
+			if err := r.rowDone(ctx, b, fr.src, last.line, last.span); err != nil {
 				return err
 			}
+			continue
 		case itemRejectAt:
 			if _, err := r.batchFor(ctx, it.micros); err != nil {
 				return err
 			}
 			fallthrough
 		default:
+			l.read.Add(1)
 			if err := l.reject(j.rejects[it.rej]); err != nil {
 				return err
 			}
 		}
-		if i&1023 == 1023 && ctx.Err() != nil {
-			return ctx.Err()
-		}
+		i++
 	}
 	return nil
 }

@@ -64,6 +64,7 @@ func BenchmarkFileParse(b *testing.B) {
 	l, stop := benchFileLoader(b)
 	defer stop()
 	b.ReportAllocs()
+	b.ResetTimer() // the CSV's making is not the client's work
 	rows := 0
 	for rows < b.N {
 		rd, err := records.NewReader(bytes.NewReader(data), records.DefaultOptions(records.CSV))

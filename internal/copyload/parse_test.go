@@ -132,6 +132,14 @@ func parseTestTarget(t *testing.T, pool *pgxpool.Pool) (*partition.Manager, *Tar
 func loadWith(t *testing.T, pool *pgxpool.Pool, m *partition.Manager, target *Target, input string, opts records.Options,
 	parsers, chunk int, loadID string) (loadRun, error) {
 	t.Helper()
+	return loadWithConfig(t, pool, m, target, input, opts, parsers, chunk, loadID, nil)
+}
+
+// loadWithConfig is loadWith with the loader's configuration changed by
+// tweak (when not nil) after loadWith's own settings.
+func loadWithConfig(t *testing.T, pool *pgxpool.Pool, m *partition.Manager, target *Target, input string, opts records.Options,
+	parsers, chunk int, loadID string, tweak func(*Config)) (loadRun, error) {
+	t.Helper()
 	ctx := context.Background()
 	rd, err := records.NewReader(strings.NewReader(input), opts)
 	if err != nil {
@@ -151,6 +159,9 @@ func loadWith(t *testing.T, pool *pgxpool.Pool, m *partition.Manager, target *Ta
 	cfg.BatchRows = 23
 	cfg.MaxOpenBatches = 3 // evictions too
 	cfg.LoadID = loadID
+	if tweak != nil {
+		tweak(&cfg)
+	}
 	l, err := New(pool, m, target, cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -216,6 +227,69 @@ func TestParallelParsingSameBatches(t *testing.T) {
 						t.Fatalf("3 parsers differ from 1 (-1 +3):\n%s", d)
 					}
 				})
+			}
+		})
+	}
+}
+
+// TestParallelParsingSameBatchesInOrder is TestParallelParsingSameBatches
+// on rows in time order, so that long runs of rows go to one batch (the
+// router appends a chunk's rows bound for the same batch as one run), cut
+// by partition changes, by BatchRows or by BatchBytes, with bad rows among
+// them, and with the partition-routing and the leaf-routing paths.
+func TestParallelParsingSameBatchesInOrder(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	var b strings.Builder
+	b.WriteString("time,device,v,note\n")
+	t0 := now0.Add(-10 * 24 * time.Hour)
+	for i := range 6000 {
+		ts := t0.Add(time.Duration(i) * 2 * time.Minute).Format("2006-01-02 15:04:05")
+		note := strings.Repeat("x", rng.IntN(40))
+		switch rng.IntN(60) {
+		case 0:
+			note = "\"quoted,\nnote\""
+		case 1:
+			ts = "bad time"
+		case 2:
+			note += ",extra"
+		}
+		v := fmt.Sprintf("%d.%02d", rng.IntN(1000), rng.IntN(100))
+		if rng.IntN(50) == 0 {
+			v = "1e400" // refused by the column, after routing
+		}
+		fmt.Fprintf(&b, "%s,%d,%s,%s\n", ts, i, v, note)
+	}
+	input := b.String()
+	opts := records.DefaultOptions(records.CSV)
+	opts.Header = true
+	for _, c := range []struct {
+		name  string
+		tweak func(*Config)
+	}{
+		{"rows", func(c *Config) { c.BatchRows = 300 }},
+		{"bytes", func(c *Config) { c.BatchRows, c.BatchBytes = 100_000, 3000 }},
+		{"parent", func(c *Config) { c.BatchRows, c.BatchBytes, c.Route = 700, 20_000, RouteParent }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			pool := pgtest.Pool(t)
+			m, target := parseTestTarget(t, pool)
+			want, err := loadWithConfig(t, pool, m, target, input, opts, 1, 0, "seq", c.tweak)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want.Rejected == 0 || want.Loaded < 5000 || want.Batches < 10 {
+				t.Fatalf("the corpus does not test much: %+v", want)
+			}
+			for _, chunk := range []int{1000, 0} {
+				pool := pgtest.Pool(t)
+				m, target := parseTestTarget(t, pool)
+				got, err := loadWithConfig(t, pool, m, target, input, opts, 3, chunk, "seq", c.tweak)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if d := cmp.Diff(want, got); d != "" {
+					t.Fatalf("chunk %d: 3 parsers differ from 1 (-1 +3):\n%s", chunk, d)
+				}
 			}
 		})
 	}

@@ -69,8 +69,12 @@ type fileRows struct {
 	src       int32  // the input's index in l.sources
 	cols      []Column
 	timeField int // -1 without a time column
-	lo, hi    int64
-	raw       *RawInput // nil when the input cannot be read again
+	// timeDirect: the time column's field is encoded from the micros
+	// prepare read (binary COPY, and the column's codec reads the text
+	// exactly as the routing does), not parsed a second time.
+	timeDirect bool
+	lo, hi     int64
+	raw        *RawInput // nil when the input cannot be read again
 }
 
 // Run implements Source.
@@ -96,6 +100,7 @@ func (s *FileSource) Run(ctx context.Context, r *router) error {
 			fr.raw = &RawInput{At: in.Raw, From: in.Reader}
 			l.raws.add(fr.src, fr.raw)
 		}
+		fr.timeDirect = timeField >= 0 && timeDirect(l, cols[timeField].Codec)
 		l.sources = append(l.sources, in.Name)
 		var err error
 		if s.Parsers > 1 {
@@ -108,6 +113,23 @@ func (s *FileSource) Run(ctx context.Context, r *router) error {
 		}
 	}
 	return nil
+}
+
+// timeDirect reports whether a binary load may encode the time column
+// c from the micros parseTime reads: c reads the text in the target's
+// session, as a timestamp of the kind the routing reads.
+func timeDirect(l *Loader, c copyenc.Codec) bool {
+	z, withTZ, ok := copyenc.TimestampCodec(c)
+	if !ok || !l.binary || z != l.target.Zones() {
+		return false
+	}
+	switch l.target.Series.TimeType {
+	case partition.Timestamptz:
+		return withTZ
+	case partition.Timestamp:
+		return !withTZ
+	}
+	return false
 }
 
 // readAll routes every record of rd on the calling goroutine.
@@ -129,12 +151,14 @@ func (fr *fileRows) readAll(ctx context.Context, r *router, rd *records.Reader) 
 // one routes a record, or reports its record error, or returns the error
 // that ends the input.
 func (fr *fileRows) one(ctx context.Context, r *router, rec records.Record, err error) error {
-	var rerr *records.RecordError
-	if errors.As(err, &rerr) {
-		fr.l.read.Add(1)
-		return fr.l.reject(fr.recordReject(rerr))
-	}
 	if err != nil {
+		// rerr is declared here, on the error path only: errors.As makes
+		// it escape, a heap allocation per record if declared above.
+		var rerr *records.RecordError
+		if errors.As(err, &rerr) {
+			fr.l.read.Add(1)
+			return fr.l.reject(fr.recordReject(rerr))
+		}
 		return fmt.Errorf("reading %s: %w", fr.name, err)
 	}
 	fr.l.read.Add(1)
@@ -162,7 +186,7 @@ func (fr *fileRows) route(ctx context.Context, r *router, rec records.Record) er
 	if err != nil {
 		return err
 	}
-	if rej, ok := fr.encode(b.enc, rec); !ok {
+	if rej, ok := fr.encode(b.enc, rec, micros); !ok {
 		return fr.l.reject(rej)
 	}
 	return r.rowDone(ctx, b, fr.src, rec.Line, spanOf(rec.Offset, rec.End))
@@ -203,8 +227,9 @@ func (fr *fileRows) prepare(rec records.Record) (micros int64, rej Reject, ok bo
 }
 
 // encode appends the record as a row to enc, or returns the reject of a
-// field the column refuses (ok false; nothing appended).
-func (fr *fileRows) encode(enc rowEncoder, rec records.Record) (rej Reject, ok bool) {
+// field the column refuses (ok false; nothing appended). micros is the
+// row's time as prepare read it.
+func (fr *fileRows) encode(enc rowEncoder, rec records.Record, micros int64) (rej Reject, ok bool) {
 	cols := fr.cols
 	start := enc.Len()
 	enc.BeginRow(len(cols))
@@ -215,6 +240,10 @@ func (fr *fileRows) encode(enc rowEncoder, rec records.Record) (rej Reject, ok b
 				return fr.rejectf(rec, cols[i].Name, "NULL in a NOT NULL column"), false
 			}
 			enc.Null()
+			continue
+		}
+		if i == fr.timeField && fr.timeDirect {
+			enc.Timestamp(micros)
 			continue
 		}
 		if err := enc.Field(cols[i].Codec, f); err != nil {
