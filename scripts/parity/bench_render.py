@@ -235,6 +235,9 @@ def main():
     ap.add_argument("--seconds", type=int, default=20)
     ap.add_argument("--workers", type=int, default=2, help="gunicorn workers")
     ap.add_argument("--no-graphite", action="store_true")
+    ap.add_argument("--max-points", type=int, default=16_000_000,
+                    help="pgts' [render] max-points: a glob over 1,000 series of 10,080 one-minute slots "
+                    "returns 10 million values before maxDataPoints consolidates them (default limit 5,000,000)")
     args = ap.parse_args()
 
     pdir = os.path.abspath(args.parity_dir)
@@ -243,7 +246,9 @@ def main():
     now = int(time.time())
     spec = spec_of(args, now)
     log("%d series" % (args.glob + args.sum + args.tagged))
-    systems = [("pgts", daemons.Pgts(os.path.join(pdir, "pgts"), pdir, work))]
+    pg = daemons.Pgts(os.path.join(pdir, "pgts"), pdir, work)
+    pg.extra_config = "\n[render]\nmax-points = %d\n" % args.max_points
+    systems = [("pgts", pg)]
     if not args.no_graphite:
         systems.append(("graphite-web", GunicornGraphite(os.path.join(pdir, "venv"), work, args.workers)))
     results = {}
