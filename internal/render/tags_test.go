@@ -210,3 +210,32 @@ func TestTagTermValuePrefix(t *testing.T) {
 		}
 	}
 }
+
+// FuzzTagTermValuePrefix: whatever the expression, a value it matches
+// begins with the prefix ValuePrefix claims.
+func FuzzTagTermValuePrefix(f *testing.F) {
+	for _, s := range [][2]string{{"h1[0-9]$", "h12"}, {"^web", "web1"}, {"(ab)(cd)e+", "abcdee"}, {"we(?i)b", "weB"}, {"a^b", "ab"}, {"x|xy", "xy"}} {
+		f.Add(s[0], s[1])
+	}
+	f.Fuzz(func(t *testing.T, expr, value string) {
+		term := TagTerm{Tag: "t", Op: "=~", Value: expr}
+		p := term.ValuePrefix()
+		re, err := term.regexp()
+		if err != nil {
+			return
+		}
+		if re.MatchString(value) && !strings.HasPrefix(value, p) {
+			t.Errorf("%q matches %q, which lacks the prefix %q", expr, value, p)
+		}
+	})
+}
+
+func BenchmarkTagTermValuePrefix(b *testing.B) {
+	term := TagTerm{Tag: "host", Op: "=~", Value: "web-eu-1[0-9]+$"}
+	b.ReportAllocs()
+	for b.Loop() {
+		if term.ValuePrefix() != "web-eu-1" {
+			b.Fatal("prefix")
+		}
+	}
+}
