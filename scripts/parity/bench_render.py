@@ -117,7 +117,9 @@ def send_all(port, spec, batch=5000):
     """Sends every point through the pickle protocol; returns how many."""
     n = 0
     buf = []
-    with socket.create_connection(("127.0.0.1", port), timeout=30) as s:
+    # pgts holds a reader back while it registers new series (backpressure):
+    # at 300,000 new series a send may wait minutes
+    with socket.create_connection(("127.0.0.1", port), timeout=1800) as s:
         for name, pts in series_points(spec):
             for ts, v in pts:
                 buf.append((name, (ts, v)))
