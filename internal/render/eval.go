@@ -248,6 +248,12 @@ func (ev *evaluator) read(names []string, pattern string) ([]*series, error) {
 	if err != nil {
 		return nil, fmt.Errorf("fetching %q: %w", pattern, err)
 	}
+	return toSeries(data, pattern)
+}
+
+// toSeries turns what a Source returned for pattern into series sorted
+// by name, tagged as their names say.
+func toSeries(data []Series, pattern string) ([]*series, error) {
 	out := make([]*series, 0, len(data))
 	for _, d := range data {
 		if d.Step <= 0 {
@@ -261,6 +267,7 @@ func (ev *evaluator) read(names []string, pattern string) ([]*series, error) {
 			end:      d.Start + int64(len(d.Values))*d.Step,
 			step:     d.Step,
 			values:   d.Values,
+			total:    d.Total,
 		})
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].name < out[j].name })

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"fmt"
 	"math"
 	"sort"
 	"strings"
@@ -51,14 +52,16 @@ type foldAcc struct {
 	exprs          []string  // path expressions that gave series, first-seen order
 }
 
-// add folds s; false when s's geometry differs from the series before.
-func (f *foldAcc) add(s *series) bool {
-	n := int64(len(s.values))
-	if f.total == 0 {
-		f.start, f.step, f.n = s.start, s.step, n
-		f.cnt = make([]int32, n)
+// add folds s, whose values are those at indexes [off, off+len) of a
+// series of total values; false when its geometry differs from the series
+// before. A series counts (xFilesFactor, tags, name) when its cut at 0 is
+// folded: the caller folds each series' cut at 0 first.
+func (f *foldAcc) add(s *series, off, total int64) bool {
+	if f.total == 0 && off == 0 {
+		f.start, f.step, f.n = s.start, s.step, total
+		f.cnt = make([]int32, total)
 		if f.fn != "count" {
-			f.acc = make([]float64, n)
+			f.acc = make([]float64, total)
 			if f.fn == "min" || f.fn == "max" {
 				for i := range f.acc {
 					f.acc[i] = nan
@@ -66,37 +69,43 @@ func (f *foldAcc) add(s *series) bool {
 			}
 		}
 		f.tags = append(tagSet(nil), s.tags...)
-	} else if s.start != f.start || s.step != f.step || n != f.n {
+	} else if s.start != f.start+off*f.step || s.step != f.step || total != f.n || off+int64(len(s.values)) > f.n {
 		return false
 	}
-	f.total++
-	if len(f.exprs) == 0 || f.exprs[len(f.exprs)-1] != s.pathExpr && indexOf(f.exprs, s.pathExpr) < 0 {
-		f.exprs = append(f.exprs, s.pathExpr)
-	}
-	if f.total > 1 {
-		kept := f.tags[:0]
-		for _, t := range f.tags {
-			if v, ok := s.tags.get(t.k); ok && v == t.v {
-				kept = append(kept, t)
-			}
+	if off == 0 {
+		f.total++
+		if len(f.exprs) == 0 || f.exprs[len(f.exprs)-1] != s.pathExpr && indexOf(f.exprs, s.pathExpr) < 0 {
+			f.exprs = append(f.exprs, s.pathExpr)
 		}
-		f.tags = kept
+		if f.total > 1 {
+			kept := f.tags[:0]
+			for _, t := range f.tags {
+				if v, ok := s.tags.get(t.k); ok && v == t.v {
+					kept = append(kept, t)
+				}
+			}
+			f.tags = kept
+		}
 	}
+	if f.fn == "count" {
+		return true
+	}
+	cnt, acc := f.cnt[off:], f.acc[off:]
 	for i, v := range s.values {
 		if isNull(v) {
 			continue
 		}
-		f.cnt[i]++
+		cnt[i]++
 		switch f.fn {
 		case "sum", "average":
-			f.acc[i] += v
+			acc[i] += v
 		case "min":
-			if math.IsNaN(f.acc[i]) || v < f.acc[i] {
-				f.acc[i] = v
+			if math.IsNaN(acc[i]) || v < acc[i] {
+				acc[i] = v
 			}
 		case "max":
-			if math.IsNaN(f.acc[i]) || v > f.acc[i] {
-				f.acc[i] = v
+			if math.IsNaN(acc[i]) || v > acc[i] {
+				acc[i] = v
 			}
 		}
 	}
@@ -129,8 +138,7 @@ func (ev *evaluator) streamAggregate(fd *funcDef, e *Expr) (out []*series, done 
 	}
 	r := ev.req
 	seriesBefore := r.series
-	f := &foldAcc{fn: fn}
-	batch := 1 // until the first series tells the length of one
+	var pats []patternNames
 	for _, a := range e.Args {
 		names, err := ev.leafNames(a.Str)
 		if err != nil {
@@ -143,38 +151,132 @@ func (ev *evaluator) streamAggregate(fd *funcDef, e *Expr) (out []*series, done 
 		if err := ev.countSeries(len(names), a.Str); err != nil {
 			return nil, true, err
 		}
-		for len(names) > 0 {
-			part := names[:min(batch, len(names))]
-			names = names[len(part):]
-			list, err := ev.read(part, a.Str)
-			if err != nil {
-				return nil, true, err
-			}
-			held := 2 * int(f.n)
-			for _, s := range list {
-				held += len(s.values)
-			}
-			if r.points+held > r.opts.MaxPoints {
-				return nil, true, inputErrorf("the request needs more than %d points; shorten the range or lower maxDataPoints", r.opts.MaxPoints)
-			}
-			for _, s := range list {
-				if !f.add(s) {
-					r.series = seriesBefore
-					return nil, false, nil
-				}
-			}
-			if f.n > 0 {
-				budget := min(streamBatchPoints, max(r.opts.MaxPoints-r.points-2*int(f.n), 0)/2)
-				batch = min(max(budget/int(f.n), 1), 10_000)
-			}
-		}
+		pats = append(pats, patternNames{a.Str, names})
 	}
-	if f.total == 0 {
-		// nothing to fold: the ordinary way names the empty result
+	f := &foldAcc{fn: fn}
+	var ok2 bool
+	if ws, isWS := r.src.(WindowSource); isWS {
+		ok2, err = ev.foldWindows(ws, f, pats)
+	} else {
+		ok2, err = ev.foldBatches(f, pats)
+	}
+	if err != nil {
+		return nil, true, err
+	}
+	if !ok2 || f.total == 0 {
+		// geometries differ, or nothing to fold: the ordinary way
+		// (which also names the empty result)
 		r.series = seriesBefore
 		return nil, false, nil
 	}
 	return f.result(ev)
+}
+
+// patternNames are the sorted leaf names of one path expression.
+type patternNames struct {
+	expr  string
+	names []string
+}
+
+// held checks that a cut of list held beside the fold stays within the
+// request's point limit.
+func (ev *evaluator) held(f *foldAcc, list []*series) error {
+	r := ev.req
+	n := 2 * int(f.n)
+	for _, s := range list {
+		n += len(s.values)
+	}
+	if r.points+n > r.opts.MaxPoints {
+		return inputErrorf("the request needs more than %d points; shorten the range or lower maxDataPoints", r.opts.MaxPoints)
+	}
+	return nil
+}
+
+// batchBudget is the values one read of a fold may hold.
+func (ev *evaluator) batchBudget(f *foldAcc) int {
+	r := ev.req
+	return min(streamBatchPoints, max(r.opts.MaxPoints-r.points-2*int(f.n), 0)/2)
+}
+
+// foldBatches folds the series a batch of names at a time, each whole;
+// false when their geometries differ.
+func (ev *evaluator) foldBatches(f *foldAcc, pats []patternNames) (bool, error) {
+	batch := 1 // until the first series tells the length of one
+	for _, p := range pats {
+		names := p.names
+		for len(names) > 0 {
+			part := names[:min(batch, len(names))]
+			names = names[len(part):]
+			list, err := ev.read(part, p.expr)
+			if err != nil {
+				return false, err
+			}
+			if err := ev.held(f, list); err != nil {
+				return false, err
+			}
+			for _, s := range list {
+				if !f.add(s, 0, int64(len(s.values))) {
+					return false, nil
+				}
+			}
+			if f.n > 0 {
+				batch = min(max(ev.batchBudget(f)/int(f.n), 1), 10_000)
+			}
+		}
+	}
+	return true, nil
+}
+
+// foldWindows folds every series a cut of slots at a time: each cut of
+// each expression's series is one FetchWindow, which reads each storage
+// segment once, where batches of sorted names would read a segment once
+// per batch that holds some of its series. false when the geometries
+// differ.
+func (ev *evaluator) foldWindows(ws WindowSource, f *foldAcc, pats []patternNames) (bool, error) {
+	r := ev.req
+	most := 1
+	for _, p := range pats {
+		most = max(most, len(p.names))
+	}
+	w := max(ev.batchBudget(f)/most, 1)
+	// the series of each expression its first cut returned: later cuts
+	// fold those only (a series registered meanwhile is not counted)
+	present := make([]map[string]bool, len(pats))
+	for lo := 0; lo == 0 || lo < int(f.n); lo += w {
+		for i, p := range pats {
+			data, err := ws.FetchWindow(r.ctx, p.names, ev.from, ev.until, r.fetchNow, r.maxDataPoints, lo, lo+w)
+			if err != nil {
+				return false, fmt.Errorf("fetching %q: %w", p.expr, err)
+			}
+			list, err := toSeries(data, p.expr)
+			if err != nil {
+				return false, err
+			}
+			if err := ev.held(f, list); err != nil {
+				return false, err
+			}
+			if lo == 0 {
+				present[i] = make(map[string]bool, len(list))
+			}
+			for _, s := range list {
+				if lo == 0 {
+					present[i][s.name] = true
+				} else if !present[i][s.name] {
+					continue
+				}
+				if !f.add(s, int64(lo), int64(max(s.total, len(s.values)))) {
+					return false, nil
+				}
+			}
+		}
+		if lo == 0 {
+			if f.total == 0 {
+				return true, nil
+			}
+			w = max(ev.batchBudget(f)/most, 1)
+		}
+	}
+	return true, nil
 }
 
 // result turns the fold into the aggregate series, as aggregateXFF and

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -126,5 +127,69 @@ func TestStreamAggregateLimitCountsHeld(t *testing.T) {
 	q.Set("target", "sumSeries(x.*)")
 	if code, body := get(t, h, "/render", q); code != http.StatusBadRequest {
 		t.Errorf("sumSeries(x.*) with a limit of 30 points: %d %.200s, want 400", code, body)
+	}
+}
+
+// windowMem is a MemSource that also cuts what it returns (WindowSource),
+// counting the cuts asked for.
+type windowMem struct {
+	*MemSource
+	cuts int
+}
+
+func (m *windowMem) FetchWindow(ctx context.Context, names []string, from, until, now int64, maxDataPoints, lo, hi int) ([]Series, error) {
+	m.cuts++
+	all, err := m.Fetch(ctx, names, from, until, maxDataPoints)
+	if err != nil {
+		return nil, err
+	}
+	for i, s := range all {
+		n := len(s.Values)
+		l, h := min(lo, n), min(hi, n)
+		all[i] = Series{Name: s.Name, Start: s.Start + int64(l)*s.Step, Step: s.Step, Values: s.Values[l:h], Total: n}
+	}
+	return all, nil
+}
+
+// TestStreamAggregateWindows: over a WindowSource the fold reads cuts of
+// slots of every series (under a small point limit, many cuts) and
+// answers what the ordinary evaluation answers.
+func TestStreamAggregateWindows(t *testing.T) {
+	src := &windowMem{MemSource: streamSource()}
+	small := DefaultOptions()
+	small.Now = func() time.Time { return testNow }
+	small.MaxPoints = 1500 // cuts of 2 slots of 340 series
+	hs, err := New(src, small)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ho := testHandler(t, src.MemSource)
+	for _, c := range [][2]string{
+		{"sumSeries(x.*)", "sumSeries(group(x.*))"},
+		{"averageSeries(x.*,y.*)", "averageSeries(group(x.*,y.*))"},
+		{"minSeries(x.*)", "minSeries(group(x.*))"},
+		{"maxSeries(y.*,x.s1*)", "maxSeries(group(y.*,x.s1*))"},
+		{"countSeries(x.*,y.s3)", "countSeries(group(x.*,y.s3))"},
+		{"sumSeries(x.s1*,x.s1)", "sumSeries(group(x.s1*,x.s1))"},
+		{"sumSeries(nothing.*)", "sumSeries(group(nothing.*))"},
+	} {
+		for _, q := range []url.Values{
+			{"from": {"-20min"}, "until": {"now"}},
+			{"from": {"-20min"}, "until": {"now"}, "maxDataPoints": {"7"}},
+			{"from": {"-20min"}, "until": {"now"}, "target": {"setXFilesFactor(y.s1,0.8)"}},
+		} {
+			q1, q2 := cloneValues(q), cloneValues(q)
+			q1.Add("target", c[0])
+			q2.Add("target", c[1])
+			src.cuts = 0
+			code1, body1 := get(t, hs, "/render", q1)
+			code2, body2 := get(t, ho, "/render", q2)
+			if code1 != http.StatusOK || code2 != http.StatusOK || body1 != body2 {
+				t.Errorf("%s %v: %d %s\nordinary %s: %d %s", c[0], q, code1, body1, c[1], code2, body2)
+			}
+			if c[0] == "sumSeries(x.*)" && src.cuts < 5 {
+				t.Errorf("%s: %d cuts, want many under a limit of 1,500 points", c[0], src.cuts)
+			}
+		}
 	}
 }
