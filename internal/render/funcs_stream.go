@@ -9,8 +9,10 @@ import (
 
 // Streaming aggregation: sumSeries(a.*) over 10,000 series of 10,080
 // one-minute slots would hold 100 million values if every series were
-// fetched before the sum; folded batch by batch it holds one batch and
-// the result.
+// fetched before the sum; folded a part at a time it holds one part and
+// the result. Over a WindowSource (the store) a part is a cut of slots of
+// every series (foldWindows: each storage segment read once per cut);
+// otherwise a batch of series (foldBatches), as drawn here:
 //
 //	names (sorted) ─> batch 1 ─> Fetch ─> fold into acc ─┐
 //	                  batch 2 ─> Fetch ─> fold into acc ─┤  acc: per slot the
