@@ -48,10 +48,22 @@ func (r renderSource) FetchAt(ctx context.Context, names []string, from, until, 
 	return toRenderSeries(series), nil
 }
 
+// FetchWindow implements render.WindowSource: a cut of the slots FetchAt
+// returns, reading only those.
+func (r renderSource) FetchWindow(ctx context.Context, names []string, from, until, now int64, maxDataPoints, lo, hi int) ([]render.Series, error) {
+	series, err := r.s.FetchWindow(ctx, names, from, until, now, maxDataPoints, lo, hi)
+	if err != nil {
+		return nil, err
+	}
+	return toRenderSeries(series), nil
+}
+
 func toRenderSeries(series []tsstore.Series) []render.Series {
 	out := make([]render.Series, len(series))
 	for i, s := range series {
-		out[i] = render.Series{Name: s.Name, Start: s.Start, Step: s.Step, Values: s.Values}
+		out[i] = render.Series{Name: s.Name, Start: s.Start, Step: s.Step, Values: s.Values, Total: s.Total}
 	}
 	return out
 }
+
+var _ render.WindowSource = renderSource{}

@@ -26,11 +26,24 @@ func (r renderSource) FindTagged(ctx context.Context, terms []render.TagTerm) ([
 		case t.Op == "=":
 			conds = append(conds, tsstore.TagCond{Tag: t.Tag, Value: t.Value})
 		default:
-			conds = append(conds, tsstore.TagCond{Tag: t.Tag, Match: match})
+			conds = append(conds, tsstore.TagCond{Tag: t.Tag, Match: match, Prefix: t.ValuePrefix()})
 		}
 	}
 	return r.s.TaggedKeysWhere(ctx, conds)
 }
 
+// TagNames implements render.TagLister from the store's index.
+func (r renderSource) TagNames(ctx context.Context) ([]string, error) {
+	return r.s.TagNames(ctx)
+}
+
+// TagValues implements render.TagLister from the store's index.
+func (r renderSource) TagValues(ctx context.Context, tag, prefix string, limit int) ([]string, error) {
+	return r.s.TagValues(ctx, tag, prefix, limit)
+}
+
 // renderSource must offer tags to the render API.
-var _ render.TagSource = renderSource{}
+var (
+	_ render.TagSource = renderSource{}
+	_ render.TagLister = renderSource{}
+)

@@ -74,6 +74,27 @@ func TestRenderTaggedSeries(t *testing.T) {
 	if got := get("/tags/findSeries", url.Values{"expr": {"dc=~e"}}); got != `["cpu.usage_idle;dc=eu;host=a"]` {
 		t.Errorf("findSeries: %s", got)
 	}
+	// without expressions, from the store's index of tags and values
+	for _, c := range []struct {
+		path string
+		q    url.Values
+		want string
+	}{
+		{"/tags/autoComplete/tags", url.Values{}, `["dc", "host", "instance", "job", "name"]`},
+		{"/tags/autoComplete/tags", url.Values{"tagPrefix": {"h"}}, `["host"]`},
+		{"/tags/autoComplete/tags", url.Values{"limit": {"2"}}, `["dc", "host"]`},
+		{"/tags/autoComplete/values", url.Values{"tag": {"name"}}, `["cpu.usage_idle", "up"]`},
+		{"/tags/autoComplete/values", url.Values{"tag": {"host"}, "valuePrefix": {"b"}}, `["b"]`},
+		{"/tags/autoComplete/values", url.Values{"tag": {"dc"}, "limit": {"1"}}, `["eu"]`},
+		{"/tags/autoComplete/values", url.Values{"tag": {"nope"}}, `[]`},
+		// a regular expression narrowed by its literal prefix
+		{"/tags/findSeries", url.Values{"expr": {"host=~b$"}}, `["cpu.usage_idle;dc=us;host=b"]`},
+		{"/tags/findSeries", url.Values{"expr": {"name=~cpu[.]"}}, `["cpu.usage_idle;dc=eu;host=a", "cpu.usage_idle;dc=us;host=b"]`},
+	} {
+		if got := get(c.path, c.q); got != c.want {
+			t.Errorf("%s %v: %s, want %s", c.path, c.q, got, c.want)
+		}
+	}
 	body := get("/render", url.Values{"target": {"aliasByTags(seriesByTag('name=cpu.usage_idle','dc=us'),'host')"},
 		"from": {"-5min"}, "format": {"json"}})
 	if !strings.HasPrefix(body, `[{"target": "b", "tags": {"dc": "us", "host": "b", "name": "cpu.usage_idle"}, "datapoints": [`) || !strings.Contains(body, "[70.0, ") {

@@ -161,12 +161,22 @@ func (ev *evaluator) eval(e *Expr) (value, error) {
 // fetch resolves a glob to its leaf metrics and reads them. Series come
 // back sorted by name, named by their path, tagged {"name": path}.
 func (ev *evaluator) fetch(pattern string) ([]*series, error) {
-	r := ev.req
 	if strings.Contains(pattern, ";") {
 		// a tagged series by its name: graphite-web looks it up exactly
 		// (no glob), as carbon filed it, keys sorted
 		return ev.fetchNames([]string{pattern}, pattern)
 	}
+	names, err := ev.leafNames(pattern)
+	if err != nil {
+		return nil, err
+	}
+	return ev.fetchNames(names, pattern)
+}
+
+// leafNames resolves an untagged glob to the names of its leaf metrics,
+// each once, in no particular order.
+func (ev *evaluator) leafNames(pattern string) ([]string, error) {
+	r := ev.req
 	nodes, err := r.src.Find(r.ctx, pattern)
 	if err != nil {
 		return nil, fmt.Errorf("finding %q: %w", pattern, err)
@@ -181,7 +191,17 @@ func (ev *evaluator) fetch(pattern string) ([]*series, error) {
 			names = append(names, n.Path)
 		}
 	}
-	return ev.fetchNames(names, pattern)
+	return names, nil
+}
+
+// countSeries spends n series of the request's budget.
+func (ev *evaluator) countSeries(n int, pattern string) error {
+	r := ev.req
+	r.series += n
+	if r.series > r.opts.MaxSeries {
+		return inputErrorf("the request matches more than %d series; narrow the pattern %q", r.opts.MaxSeries, pattern)
+	}
+	return nil
 }
 
 // fetchNames reads the named series; each gets pathExpr as its path
@@ -193,9 +213,8 @@ func (ev *evaluator) fetchNames(names []string, pattern string) ([]*series, erro
 		return nil, nil
 	}
 	sort.Strings(names)
-	r.series += len(names)
-	if r.series > r.opts.MaxSeries {
-		return nil, inputErrorf("the request matches more than %d series; narrow the pattern %q", r.opts.MaxSeries, pattern)
+	if err := ev.countSeries(len(names), pattern); err != nil {
+		return nil, err
 	}
 	if r.opts.MinStep > 0 {
 		per := (ev.until - ev.from) / r.opts.MinStep
@@ -203,6 +222,22 @@ func (ev *evaluator) fetchNames(names []string, pattern string) ([]*series, erro
 			return nil, inputErrorf("%q over this range could need %d points, more than the limit %d; shorten the range", pattern, per*int64(len(names)), r.opts.MaxPoints)
 		}
 	}
+	out, err := ev.read(names, pattern)
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range out {
+		if err := r.charge(len(s.values)); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// read fetches the named series from the source without charging the
+// request's budget; the series come back sorted by name.
+func (ev *evaluator) read(names []string, pattern string) ([]*series, error) {
+	r := ev.req
 	var data []Series
 	var err error
 	if ns, ok := r.src.(NowSource); ok {
@@ -213,13 +248,16 @@ func (ev *evaluator) fetchNames(names []string, pattern string) ([]*series, erro
 	if err != nil {
 		return nil, fmt.Errorf("fetching %q: %w", pattern, err)
 	}
+	return toSeries(data, pattern)
+}
+
+// toSeries turns what a Source returned for pattern into series sorted
+// by name, tagged as their names say.
+func toSeries(data []Series, pattern string) ([]*series, error) {
 	out := make([]*series, 0, len(data))
 	for _, d := range data {
 		if d.Step <= 0 {
 			return nil, fmt.Errorf("fetching %q: series %q has step %d", pattern, d.Name, d.Step)
-		}
-		if err := r.charge(len(d.Values)); err != nil {
-			return nil, err
 		}
 		out = append(out, &series{
 			name:     d.Name,
@@ -229,6 +267,7 @@ func (ev *evaluator) fetchNames(names []string, pattern string) ([]*series, erro
 			end:      d.Start + int64(len(d.Values))*d.Step,
 			step:     d.Step,
 			values:   d.Values,
+			total:    d.Total,
 		})
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].name < out[j].name })
@@ -243,6 +282,9 @@ func (ev *evaluator) call(e *Expr) ([]*series, error) {
 	}
 	if fd.unavailable != "" {
 		return nil, inputErrorf("%s is not available: %s", e.Str, fd.unavailable)
+	}
+	if out, done, err := ev.streamAggregate(fd, e); done || err != nil {
+		return out, err
 	}
 	a, err := ev.bind(fd, e)
 	if err != nil {

@@ -32,9 +32,10 @@ type Options struct {
 	MaxDataPoints int
 	// MaxSeries bounds the series one request may fetch, over all targets.
 	MaxSeries int
-	// MaxPoints bounds the points one request may fetch or compute, over all
-	// targets and functions (8 bytes each); past it the request fails with
-	// 400 asking for a shorter range.
+	// MaxPoints bounds the points one request holds at once, fetched or
+	// computed, over all targets and functions (8 bytes each); past it the
+	// request fails with 400 asking for a shorter range. An aggregate
+	// folded while reading (funcs_stream.go) holds one batch and its result.
 	MaxPoints int
 	// MinStep, seconds, is the finest step the Source can return. When set,
 	// a fetch is refused before reading storage if series × range/MinStep

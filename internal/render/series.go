@@ -30,6 +30,9 @@ type series struct {
 	xff           float64
 	// mapGroup is the 1-based group mapSeries put the series in (0: none).
 	mapGroup int
+	// total is the length of the whole series when values is a cut of
+	// it (WindowSource, read by streaming aggregates only); 0 otherwise.
+	total int
 	// ints marks the values graphite-web would hold as Python ints (and
 	// print without ".0"); nil for none. Only valid for the values slice
 	// it was made for: a copy whose values were replaced drops it.

@@ -24,6 +24,9 @@ type Series struct {
 	Start  int64
 	Step   int64
 	Values []float64
+	// Total is the length of the whole series when Values is a cut of it
+	// ([WindowSource]); 0 otherwise.
+	Total int
 }
 
 // Source is the storage the API reads. Implementations must be safe for
@@ -49,6 +52,17 @@ type Source interface {
 type NowSource interface {
 	Source
 	FetchAt(ctx context.Context, names []string, from, until, now int64, maxDataPoints int) ([]Series, error)
+}
+
+// WindowSource is a [Source] that can return a cut of the values Fetch
+// would return: FetchWindow returns, for each series FetchAt(names, from,
+// until, now, maxDataPoints) would return, its values at indexes [lo, hi)
+// (fewer when it is shorter) with Start the time of index lo and Total the
+// length of the whole series, reading only those slots. The API folds
+// aggregates over many series one cut at a time (funcs_stream.go).
+type WindowSource interface {
+	Source
+	FetchWindow(ctx context.Context, names []string, from, until, now int64, maxDataPoints, lo, hi int) ([]Series, error)
 }
 
 // MemSource is an in-memory [Source] for tests and demos: a fixed set of

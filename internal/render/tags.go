@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"regexp/syntax"
 	"sort"
 	"strings"
 )
@@ -26,6 +27,20 @@ type TagSource interface {
 	// may match terms: a superset is allowed (the caller filters), so an
 	// implementation may use only the terms that need a non-empty value.
 	FindTagged(ctx context.Context, terms []TagTerm) ([]string, error)
+}
+
+// TagLister is a [TagSource] that lists tags and tag values from an index
+// of them, so that /tags/autoComplete without expressions answers without
+// reading every tagged name. Implementations must be safe for concurrent
+// use.
+type TagLister interface {
+	TagSource
+	// TagNames returns every tag of the tagged series, "name" included,
+	// sorted.
+	TagNames(ctx context.Context) ([]string, error)
+	// TagValues returns the distinct values of tag beginning with prefix,
+	// sorted, at most limit of them (0: all).
+	TagValues(ctx context.Context, tag, prefix string, limit int) ([]string, error)
 }
 
 var tagSpec = regexp.MustCompile(`^([^;!=]+)(!?=~?)([^;]*)$`)
@@ -89,6 +104,57 @@ func (t TagTerm) regexp() (*regexp.Regexp, error) {
 		return nil, inputErrorf("seriesByTag: invalid regular expression %q: %v", t.Value, err)
 	}
 	return re, nil
+}
+
+// ValuePrefix returns a literal that every value an "=~" term matches
+// begins with (graphite-web anchors the expression at the start), so that
+// a [TagSource] can look at the values in that range of its sorted values
+// only; "" when there is none to be sure of (other operators, an
+// alternation or a class first, case folding, an invalid expression).
+func (t TagTerm) ValuePrefix() string {
+	if t.Op != "=~" {
+		return ""
+	}
+	spec := t.Value
+	if !strings.HasPrefix(spec, "^") {
+		spec = "^(" + spec + ")"
+	}
+	if len(spec) > maxRegexpLen {
+		return ""
+	}
+	re, err := syntax.Parse(spec, syntax.Perl) // the flags regexp.Compile uses
+	if err != nil {
+		return ""
+	}
+	p, _ := literalPrefix(re)
+	return p
+}
+
+// literalPrefix returns the literal every match of re begins with, and
+// whether re matches exactly that literal (so what follows re extends it).
+func literalPrefix(re *syntax.Regexp) (prefix string, complete bool) {
+	switch re.Op {
+	case syntax.OpLiteral:
+		if re.Flags&syntax.FoldCase != 0 {
+			return "", false
+		}
+		return string(re.Rune), true
+	case syntax.OpEmptyMatch, syntax.OpBeginText:
+		return "", true
+	case syntax.OpCapture:
+		return literalPrefix(re.Sub[0])
+	case syntax.OpConcat:
+		var b strings.Builder
+		for _, sub := range re.Sub {
+			p, c := literalPrefix(sub)
+			b.WriteString(p)
+			if !c {
+				return b.String(), false
+			}
+		}
+		return b.String(), true
+	}
+	return "", false
 }
 
 // Matcher returns the test seriesByTag applies to the value of t.Tag

@@ -268,6 +268,19 @@ func (h *Handler) autoCompleteTags(r *http.Request, exprs []string, prefix strin
 	var names []string
 	var err error
 	searched := map[string]bool{}
+	if tl, ok := h.src.(TagLister); ok && len(exprs) == 0 {
+		all, err := tl.TagNames(r.Context())
+		if err != nil {
+			return nil, err
+		}
+		var out []string
+		for _, k := range all {
+			if strings.HasPrefix(k, prefix) {
+				out = append(out, k)
+			}
+		}
+		return limited(out, limit), nil
+	}
 	if len(exprs) == 0 {
 		names, _, err = h.allTagged(r)
 	} else {
@@ -297,6 +310,13 @@ func (h *Handler) autoCompleteTags(r *http.Request, exprs []string, prefix strin
 }
 
 func (h *Handler) autoCompleteValues(r *http.Request, exprs []string, tag, prefix string, limit int) (any, error) {
+	if tl, ok := h.src.(TagLister); ok && len(exprs) == 0 {
+		out, err := tl.TagValues(r.Context(), tag, prefix, max(limit, 0))
+		if err != nil {
+			return nil, err
+		}
+		return limited(out, limit), nil
+	}
 	var names []string
 	var err error
 	if len(exprs) == 0 {

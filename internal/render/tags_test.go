@@ -175,3 +175,67 @@ func BenchmarkSeriesByTagFilter(b *testing.B) {
 		}
 	}
 }
+
+// TestTagTermValuePrefix: the literal every value an "=~" term matches
+// begins with (the term is anchored at the start as graphite-web anchors
+// it); "" when there is none to be sure of.
+func TestTagTermValuePrefix(t *testing.T) {
+	for _, c := range []struct{ op, value, want string }{
+		{"=~", "h1[0-9]$", "h1"},
+		{"=~", "^web", "web"},
+		{"=~", "^(web|db)1", ""},
+		{"=~", "web.*", "web"},
+		{"=~", "abc", "abc"},
+		{"=~", "ab?c", "a"},
+		{"=~", "(?i)web", ""},
+		{"=~", "we(?i)b", "we"},
+		{"=~", "(ab)(cd)e+", "abcd"},
+		{"=~", "a*", ""},
+		{"=~", "[", ""}, // invalid: seriesByTag refuses it elsewhere
+		{"=~", "(?m)^x", ""},
+		{"!=~", "web", ""},
+		{"=", "web", ""},
+	} {
+		term := TagTerm{Tag: "host", Op: c.op, Value: c.value}
+		got := term.ValuePrefix()
+		if got != c.want {
+			t.Errorf("%s%s: %q, want %q", c.op, c.value, got, c.want)
+		}
+		if re, err := term.regexp(); err == nil && re != nil {
+			for _, v := range []string{"web", "web1", "h12", "abcd", "x", "WEB", "db1", "abcdee"} {
+				if re.MatchString(v) && !strings.HasPrefix(v, got) {
+					t.Errorf("%s%s matches %q, which lacks the prefix %q", c.op, c.value, v, got)
+				}
+			}
+		}
+	}
+}
+
+// FuzzTagTermValuePrefix: whatever the expression, a value it matches
+// begins with the prefix ValuePrefix claims.
+func FuzzTagTermValuePrefix(f *testing.F) {
+	for _, s := range [][2]string{{"h1[0-9]$", "h12"}, {"^web", "web1"}, {"(ab)(cd)e+", "abcdee"}, {"we(?i)b", "weB"}, {"a^b", "ab"}, {"x|xy", "xy"}} {
+		f.Add(s[0], s[1])
+	}
+	f.Fuzz(func(t *testing.T, expr, value string) {
+		term := TagTerm{Tag: "t", Op: "=~", Value: expr}
+		p := term.ValuePrefix()
+		re, err := term.regexp()
+		if err != nil {
+			return
+		}
+		if re.MatchString(value) && !strings.HasPrefix(value, p) {
+			t.Errorf("%q matches %q, which lacks the prefix %q", expr, value, p)
+		}
+	})
+}
+
+func BenchmarkTagTermValuePrefix(b *testing.B) {
+	term := TagTerm{Tag: "host", Op: "=~", Value: "web-eu-1[0-9]+$"}
+	b.ReportAllocs()
+	for b.Loop() {
+		if term.ValuePrefix() != "web-eu-1" {
+			b.Fatal("prefix")
+		}
+	}
+}

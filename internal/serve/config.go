@@ -138,8 +138,9 @@ type RenderConfig struct {
 	// MaxSeries bounds the series one request may fetch, over all its
 	// targets. Default 10,000.
 	MaxSeries int `toml:"max-series"`
-	// MaxPoints bounds the points one request may fetch or compute; past
-	// it the request answers 400 asking for a shorter range. Default
+	// MaxPoints bounds the points one request holds at once, fetched or
+	// computed (aggregates folded while reading hold a batch and their
+	// result); past it the request answers 400 asking for a shorter range. Default
 	// 5,000,000 (40 MB of values); at most 1,000,000,000.
 	MaxPoints int `toml:"max-points"`
 }

@@ -27,6 +27,12 @@ type index struct {
 	root   treeNode
 	tagged []int32                       // ordinals of the tagged keys, ascending
 	post   map[string]map[string][]int32 // tag → value → ordinals, ascending
+
+	// sorted caches each tag's values in order, for prefix lookups;
+	// values are never removed, so a list as long as the tag's value map
+	// is current. Guarded by sortMu, taken with mu held (read or write).
+	sortMu sync.Mutex
+	sorted map[string][]string
 }
 
 // treeNode is one node of the tree of untagged keys.
@@ -115,9 +121,14 @@ func (ix *index) post1(k, v string, ord int32) (bytes int64) {
 // terms are the caller's to apply to what the positive ones select.
 // Match is called with the index's read lock held: it must be quick and
 // must not call the Store.
+//
+// Prefix, when not empty, is a string every value Match accepts begins
+// with (render.TagTerm.ValuePrefix): only the values in that range of
+// the tag's sorted values are tested, instead of every value.
 type TagCond struct {
 	Tag, Value string
 	Match      func(value string) bool
+	Prefix     string
 }
 
 // taggedWhere returns the tagged keys satisfying every condition (every
@@ -147,9 +158,21 @@ func (ix *index) taggedWhere(conds []TagCond) []string {
 			list = vals[c.Value]
 		} else {
 			var lists [][]int32
-			for v, p := range vals {
-				if c.Match(v) {
-					lists = append(lists, p)
+			if c.Prefix != "" {
+				sv := ix.sortedValues(c.Tag)
+				for _, v := range sv[sortSearch(sv, c.Prefix):] {
+					if !strings.HasPrefix(v, c.Prefix) {
+						break
+					}
+					if c.Match(v) {
+						lists = append(lists, vals[v])
+					}
+				}
+			} else {
+				for v, p := range vals {
+					if c.Match(v) {
+						lists = append(lists, p)
+					}
 				}
 			}
 			list = unionSorted(lists)
@@ -166,6 +189,65 @@ func (ix *index) taggedWhere(conds []TagCond) []string {
 	out := make([]string, len(cur))
 	for i, o := range cur {
 		out[i] = ix.keys[o]
+	}
+	return out
+}
+
+// sortedValues returns the values of tag k in order, sorting them again
+// when values were added since the last call. ix.mu must be held (read
+// or write); the slice must not be modified.
+func (ix *index) sortedValues(k string) []string {
+	vals := ix.post[k]
+	ix.sortMu.Lock()
+	defer ix.sortMu.Unlock()
+	sv := ix.sorted[k]
+	if len(sv) != len(vals) {
+		sv = make([]string, 0, len(vals))
+		for v := range vals {
+			sv = append(sv, v)
+		}
+		slices.Sort(sv)
+		if ix.sorted == nil {
+			ix.sorted = map[string][]string{}
+		}
+		ix.sorted[k] = sv
+	}
+	return sv
+}
+
+// sortSearch returns the index of the first of sorted values >= p.
+func sortSearch(sorted []string, p string) int {
+	i, _ := slices.BinarySearch(sorted, p)
+	return i
+}
+
+// tagNames returns the tags of the tagged keys ("name" included), sorted.
+func (ix *index) tagNames() []string {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	out := make([]string, 0, len(ix.post))
+	for k := range ix.post {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// tagValues returns the values of tag k beginning with prefix, sorted,
+// at most limit of them (0: all).
+func (ix *index) tagValues(k, prefix string, limit int) []string {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	if ix.post[k] == nil {
+		return nil
+	}
+	sv := ix.sortedValues(k)
+	var out []string
+	for _, v := range sv[sortSearch(sv, prefix):] {
+		if !strings.HasPrefix(v, prefix) || limit > 0 && len(out) >= limit {
+			break
+		}
+		out = append(out, v)
 	}
 	return out
 }

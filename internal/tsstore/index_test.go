@@ -169,3 +169,74 @@ func TestIntersectUnionSorted(t *testing.T) {
 		}
 	}
 }
+
+// TestIndexTaggedWherePrefix: a regular-expression condition with the
+// literal prefix of its values tests only the values in the prefix's
+// range of the sorted values (Match is never called outside it) and
+// selects what the scan of every value selects, also after new values
+// were added since the last lookup.
+func TestIndexTaggedWherePrefix(t *testing.T) {
+	var ix index
+	rng := rand.New(rand.NewPCG(3, 4))
+	add := func(n int) {
+		for range n {
+			ix.add(fmt.Sprintf("m;dc=dc%d;host=h%d", rng.IntN(4), rng.IntN(3000)))
+		}
+	}
+	add(2000)
+	for round := range 2 {
+		for _, p := range []string{"h1", "h12", "h2999", "h", "x", "h10", ""} {
+			calls := 0
+			cond := TagCond{Tag: "host", Prefix: p, Match: func(v string) bool {
+				calls++
+				if !strings.HasPrefix(v, p) {
+					t.Errorf("prefix %q: Match called with %q", p, v)
+				}
+				return strings.HasPrefix(v, p) && strings.HasSuffix(v, "9")
+			}}
+			got := ix.taggedWhere([]TagCond{cond})
+			scan := ix.taggedWhere([]TagCond{{Tag: "host", Match: func(v string) bool { return strings.HasPrefix(v, p) && strings.HasSuffix(v, "9") }}})
+			if diff := gocmp.Diff(scan, got, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("round %d prefix %q (-scan +prefix):\n%s", round, p, diff)
+			}
+			all := 0
+			for v := range ix.post["host"] {
+				if strings.HasPrefix(v, p) {
+					all++
+				}
+			}
+			if calls != all {
+				t.Errorf("round %d prefix %q: Match called %d times, %d values have the prefix", round, p, calls, all)
+			}
+		}
+		add(500) // new values: the sorted list must follow
+	}
+}
+
+// TestIndexTagNamesValues: the tags and the values of one tag come from
+// the index, sorted, filtered by prefix and limited.
+func TestIndexTagNamesValues(t *testing.T) {
+	var ix index
+	for _, k := range []string{"cpu;dc=eu;host=a", "cpu;dc=us;host=b", "~mem;dc=eu;host=ab", "disk;zone=1", "cpu.x"} {
+		ix.add(k)
+	}
+	if got, want := ix.tagNames(), []string{"dc", "host", "name", "zone"}; !slices.Equal(got, want) {
+		t.Errorf("tagNames: %q, want %q", got, want)
+	}
+	for _, c := range []struct {
+		tag, prefix string
+		limit       int
+		want        []string
+	}{
+		{"host", "", 0, []string{"a", "ab", "b"}},
+		{"host", "a", 0, []string{"a", "ab"}},
+		{"host", "", 2, []string{"a", "ab"}},
+		{"name", "", 0, []string{"cpu", "disk", "mem"}},
+		{"host", "c", 0, nil},
+		{"nope", "", 0, nil},
+	} {
+		if got := ix.tagValues(c.tag, c.prefix, c.limit); !slices.Equal(got, c.want) {
+			t.Errorf("tagValues(%q, %q, %d): %q, want %q", c.tag, c.prefix, c.limit, got, c.want)
+		}
+	}
+}

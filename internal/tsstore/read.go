@@ -29,7 +29,13 @@ type Series struct {
 	Name        string
 	Start, Step int64
 	Values      []float64
+	// Total is the number of values of the whole window: len(Values),
+	// except from FetchWindow.
+	Total int
 }
+
+// slotCut selects the values at indexes [lo, hi) of a series' window.
+type slotCut struct{ lo, hi int64 }
 
 // maxFetchValues bounds the values of one series in one Fetch.
 const maxFetchValues = 2_000_000
@@ -170,6 +176,7 @@ type fetchPlan struct {
 	updates []rra.Update // cached slots of the chosen archive
 	late    bool         // the cache holds recompute requests of that archive or finer
 	raw     []rawPoint   // cached raw points in the range
+	total   int          // values of the whole window (values holds a cut of it)
 }
 
 // Fetch returns the values of the named series (series keys, as Find's
@@ -192,6 +199,24 @@ func (s *Store) Fetch(ctx context.Context, names []string, from, until int64, ma
 // the archive is the one whisper would read for now - from, and until is
 // clamped to now, as graphite-web does with a request's now parameter.
 func (s *Store) FetchAt(ctx context.Context, names []string, from, until, now int64, maxDataPoints int) ([]Series, error) {
+	return s.fetch(ctx, names, from, until, now, maxDataPoints, nil)
+}
+
+// FetchWindow is FetchAt cut to the values at indexes [lo, hi) of each
+// series' window (fewer when the window is shorter), each Series' Total
+// holding the length of the whole window: the archive and the window are
+// chosen for (from, until] as FetchAt chooses them, and only the slots of
+// the cut are read. A caller folding many series over a long range (the
+// render API's sumSeries) reads them one cut of slots at a time, each
+// segment once per cut, holding the cut only. Safe for concurrent use.
+func (s *Store) FetchWindow(ctx context.Context, names []string, from, until, now int64, maxDataPoints, lo, hi int) ([]Series, error) {
+	if lo < 0 || hi < lo {
+		return nil, fmt.Errorf("fetch: bad cut [%d, %d)", lo, hi)
+	}
+	return s.fetch(ctx, names, from, until, now, maxDataPoints, &slotCut{int64(lo), int64(hi)})
+}
+
+func (s *Store) fetch(ctx context.Context, names []string, from, until, now int64, maxDataPoints int, cut *slotCut) ([]Series, error) {
 	if until < from {
 		return nil, fmt.Errorf("fetch: until %d is before from %d", until, from)
 	}
@@ -209,7 +234,7 @@ func (s *Store) FetchAt(ctx context.Context, names []string, from, until, now in
 	var plans []*fetchPlan
 	late := false
 	for _, name := range names {
-		if p := s.plan(name, from, until, now, rawSpan, rawStepDefault, limit); p != nil {
+		if p := s.plan(name, from, until, now, rawSpan, rawStepDefault, limit, cut); p != nil {
 			plans = append(plans, p)
 			late = late || p.late
 		}
@@ -224,7 +249,7 @@ func (s *Store) FetchAt(ctx context.Context, names []string, from, until, now in
 		}
 		plans = plans[:0]
 		for _, name := range names {
-			if p := s.plan(name, from, until, now, rawSpan, rawStepDefault, limit); p != nil {
+			if p := s.plan(name, from, until, now, rawSpan, rawStepDefault, limit, cut); p != nil {
 				plans = append(plans, p)
 			}
 		}
@@ -234,14 +259,14 @@ func (s *Store) FetchAt(ctx context.Context, names []string, from, until, now in
 	}
 	out := make([]Series, 0, len(plans))
 	for _, p := range plans {
-		if p.res.archive < 0 {
+		if p.res.archive < 0 && len(p.values) > 0 {
 			if err := s.readRaw(ctx, p); err != nil {
 				return nil, err
 			}
-		} else {
+		} else if p.res.archive >= 0 {
 			p.applyCache()
 		}
-		out = append(out, Series{Name: p.key, Start: p.start, Step: p.res.step, Values: p.values})
+		out = append(out, Series{Name: p.key, Start: p.start, Step: p.res.step, Values: p.values, Total: p.total})
 	}
 	return out, nil
 }
@@ -291,7 +316,7 @@ func (s *Store) readArchives(ctx context.Context, plans []*fetchPlan) error {
 	groups := map[key]*readGroup{}
 	var order []*readGroup
 	for _, p := range plans {
-		if p.res.archive < 0 || p.id == 0 {
+		if p.res.archive < 0 || p.id == 0 || len(p.values) == 0 {
 			continue
 		}
 		lo1, hi1, lo2, hi2 := p.slotRanges()
@@ -432,7 +457,7 @@ func (s *Store) readGroupPositions(ctx context.Context, g *readGroup) error {
 
 // plan chooses the window of one series and copies its cached data; nil
 // when there is nothing to read.
-func (s *Store) plan(key string, from, until, now, rawSpan, rawStep, limit int64) *fetchPlan {
+func (s *Store) plan(key string, from, until, now, rawSpan, rawStep, limit int64, cut *slotCut) *fetchPlan {
 	sh := s.shardOf(key)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
@@ -451,7 +476,13 @@ func (s *Store) plan(key string, from, until, now, rawSpan, rawStep, limit int64
 	if !ok {
 		return nil
 	}
-	p := &fetchPlan{key: key, id: x.id, sch: x.sch, res: w.res, start: w.start, values: make([]float64, w.n)}
+	total := w.n
+	if cut != nil {
+		lo, hi := min(cut.lo, w.n), min(cut.hi, w.n)
+		w.start += lo * w.res.step
+		w.n = hi - lo
+	}
+	p := &fetchPlan{key: key, id: x.id, sch: x.sch, res: w.res, start: w.start, values: make([]float64, w.n), total: int(total)}
 	for i := range p.values {
 		p.values[i] = math.NaN()
 	}

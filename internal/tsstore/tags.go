@@ -41,3 +41,22 @@ func (s *Store) TaggedKeysWhere(ctx context.Context, conds []TagCond) ([]string,
 	slices.Sort(out)
 	return out, nil
 }
+
+// TagNames returns the tags of the tagged series ("name" included),
+// sorted, from the registry's index. Safe for concurrent use.
+func (s *Store) TagNames(ctx context.Context) ([]string, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return s.idx.tagNames(), nil
+}
+
+// TagValues returns the values tag takes among the tagged series that
+// begin with prefix, sorted, at most limit of them (0: all), from the
+// registry's index without visiting the series. Safe for concurrent use.
+func (s *Store) TagValues(ctx context.Context, tag, prefix string, limit int) ([]string, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return s.idx.tagValues(tag, prefix, limit), nil
+}

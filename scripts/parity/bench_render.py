@@ -1,24 +1,37 @@
 """Render latency: pgts serve beside graphite-web 1.1.10 on the same data.
 
 Both systems are started as the parity suite starts them (scripts/parity/
-daemons.py), except that graphite-web runs under gunicorn with 2 workers, and
-both are fed the same points through the pickle protocol:
+daemons.py), except that graphite-web runs under gunicorn with 2 workers.
+The series:
 
-  bench.glob.s<i>           --glob series       (a glob, averageSeries)
-  bench.sum.s<i>            --sum series        (sumSeries)
-  bench.tag;dc=<d>;host=h<i> --tagged series    (seriesByTag selects 10)
+  bench.glob.s<i>            --glob series   (a glob, averageSeries)
+  bench.sum.s<i>             --sum series    (sumSeries)
+  bench.tag;dc=<d>;host=h<i> --tagged series (seriesByTag selects h10..h19)
 
-one point every --every seconds over the last --hours hours. Each request is
-asked --requests times in turn (p50, p99 of the sequential latencies), then
-every request again from --clients concurrent clients for --seconds
-(requests/s). Everything is printed as a Markdown table.
+hold one point every --every seconds over the last --hours hours, except
+the tagged series that seriesByTag does not select, which hold one point
+each (their last). pgts gets every point through the pickle protocol;
+graphite-web's whisper files and tag database are written in bulk by
+graphite_bulk.py (whisper.create + update_many, as carbon's writer does,
+and tag_series' rows in one transaction), since carbon's one HTTP call per
+tagged series takes hours at 300,000. A tagged series the bench's requests
+never read (one point, not selected) is registered in graphite-web's tag
+database, which is what seriesByTag searches, without a whisper file.
+
+Each request is asked --requests times in turn (p50, p99 of the sequential
+latencies), then every request again from --clients concurrent clients for
+--seconds (requests/s). Everything is printed as a Markdown table.
 
   scripts/parity/setup && .parity/venv/bin/python scripts/parity/bench_render.py
 """
 
 import argparse
+import json
 import concurrent.futures
 import os
+import pickle
+import socket
+import struct
 import statistics
 import subprocess
 import sys
@@ -40,19 +53,30 @@ class GunicornGraphite(daemons.Graphite):
         super().__init__(venv, work, "graphite-bench")
         self.workers = workers
 
+    def env(self):
+        # graphite-web's FETCH_TIMEOUT (6 s) and FIND_TIMEOUT (3 s) fail a
+        # glob over 1,000 series of a week on this machine: the bench's
+        # settings module raises them, as a site serving such requests would
+        env = super().env()
+        os.makedirs(self.dir, exist_ok=True)
+        with open(os.path.join(self.dir, "bench_graphite_settings.py"), "w") as f:
+            f.write("from parity_graphite_settings import *  # noqa: F401,F403\n"
+                    "FETCH_TIMEOUT = 1800\nFIND_TIMEOUT = 1800\n")
+        env["PYTHONPATH"] = self.dir + os.pathsep + env["PYTHONPATH"]
+        env["GRAPHITE_SETTINGS_MODULE"] = "bench_graphite_settings"
+        return env
+
     def start(self):
         gunicorn = os.path.join(self.venv, "bin", "gunicorn")
         if not os.path.exists(gunicorn):
-            out = subprocess.run([os.path.join(self.venv, "bin", "pip"), "install", "-q", "gunicorn"], capture_output=True)
-            if out.returncode != 0:
-                raise RuntimeError("installing gunicorn: %s" % (out.stdout + out.stderr).decode())
+            raise RuntimeError("%s is missing: run scripts/parity/setup" % gunicorn)
         super().start()
         # replace Django's development server by gunicorn on the same port
         web = self.procs.pop(0)
         web.stop()
         env = self.env()
         proc = daemons.Proc("gunicorn", [gunicorn, "--workers", str(self.workers), "--bind",
-                                         "127.0.0.1:%d" % self.web_port, "--timeout", "300",
+                                         "127.0.0.1:%d" % self.web_port, "--timeout", "1800",
                                          "graphite.wsgi:application"],
                             env, os.path.join(self.dir, "gunicorn.log"))
         self.procs.insert(0, proc)
@@ -60,17 +84,82 @@ class GunicornGraphite(daemons.Graphite):
                            lambda: proc.check_alive() or daemons.http_get(self.url + "/version", 5)[0] == 200, 60)
 
 
-def points(args, now):
-    glob = ["bench.glob.s%d" % i for i in range(args.glob)]
-    summed = ["bench.sum.s%d" % i for i in range(args.sum)]
-    tagged = ["bench.tag;dc=dc%d;host=h%d" % (i % 4, i) for i in range(args.tagged)]
+def spec_of(args, now):
+    """What both systems are fed: series counts and the points' times."""
     start = now - args.hours * 3600
     start -= start % args.every
-    out = []
-    for k, name in enumerate(glob + summed + tagged):
-        for j, ts in enumerate(range(start, now, args.every)):
-            out.append((name, ts, float((k * 7 + j) % 100)))
-    return glob + summed + tagged, tagged, out
+    return {"glob": args.glob, "sum": args.sum, "tagged": args.tagged,
+            "start": start, "now": now, "every": args.every}
+
+
+def selected(i):
+    """Whether tagged series i is one seriesByTag selects (host=~h1[0-9]$)."""
+    return 10 <= i <= 19
+
+
+def tagged_names(spec):
+    return ["bench.tag;dc=dc%d;host=h%d" % (i % 4, i) for i in range(spec["tagged"])]
+
+
+def series_points(spec):
+    """Yields (name, [(ts, value), ...]) for every series, in one order."""
+    names = (["bench.glob.s%d" % i for i in range(spec["glob"])] +
+             ["bench.sum.s%d" % i for i in range(spec["sum"])])
+    times = list(range(spec["start"], spec["now"], spec["every"]))
+    for k, name in enumerate(names):
+        yield name, [(ts, float((k * 7 + j) % 100)) for j, ts in enumerate(times)]
+    k0 = len(names)
+    for i, name in enumerate(tagged_names(spec)):
+        k = k0 + i
+        if selected(i):
+            yield name, [(ts, float((k * 7 + j) % 100)) for j, ts in enumerate(times)]
+        else:
+            j = len(times) - 1
+            yield name, [(times[j], float((k * 7 + j) % 100))]
+
+
+def graphite_file(spec, name, pts):
+    """Whether graphite-web gets a whisper file for the series: all but the
+    tagged series no request reads (registered in the tag database only)."""
+    if ";" not in name:
+        return True
+    return selected(int(name.rsplit("=h", 1)[1]))
+
+
+def send_all(port, spec, batch=5000):
+    """Sends every point through the pickle protocol; returns how many."""
+    n = 0
+    buf = []
+    # pgts holds a reader back while it registers new series (backpressure):
+    # at 300,000 new series a send may wait minutes
+    with socket.create_connection(("127.0.0.1", port), timeout=1800) as s:
+        for name, pts in series_points(spec):
+            for ts, v in pts:
+                buf.append((name, (ts, v)))
+            if len(buf) >= batch:
+                payload = pickle.dumps(buf, protocol=2)
+                s.sendall(struct.pack("!L", len(payload)) + payload)
+                n += len(buf)
+                buf = []
+        if buf:
+            payload = pickle.dumps(buf, protocol=2)
+            s.sendall(struct.pack("!L", len(payload)) + payload)
+            n += len(buf)
+        s.shutdown(socket.SHUT_WR)
+        daemons.drain(s)
+    return n
+
+
+def load_graphite(g, spec):
+    """Writes graphite-web's whisper files and tag database (graphite_bulk.py)."""
+    path = os.path.join(g.dir, "bench-spec.json")
+    with open(path, "w") as f:
+        json.dump(spec, f)
+    out = subprocess.run([os.path.join(g.venv, "bin", "python"), os.path.join(HERE, "graphite_bulk.py"), path],
+                         env=g.env(), capture_output=True)
+    if out.returncode != 0:
+        raise RuntimeError("graphite_bulk.py failed:\n%s" % (out.stdout + out.stderr).decode())
+    log("graphite-web: " + out.stdout.decode().strip().replace("\n", "; "))
 
 
 def requests(args):
@@ -85,9 +174,33 @@ def requests(args):
     return r
 
 
+def compare(systems, reqs, now):
+    """Logs how the answers of the two systems differ on each request, asked
+    over the same absolute range so that both read the same slots."""
+    if len(systems) < 2:
+        return
+    for label, q in reqs:
+        q = dict(q, until=str(now))
+        q["from"] = str(now - int(q["from"][1:-1]) * 3600)
+        answers = []
+        for name, s in systems:
+            st, body = daemons.http_get(s.url + "/render?" + urllib.parse.urlencode(q), timeout=1800)
+            if st != 200:
+                log("compare %s: %s answered %d: %.300s" % (label, name, st, body))
+            answers.append({d["target"]: d["datapoints"] for d in json.loads(body)} if st == 200 else None)
+        a, b = answers
+        if a is None or b is None:
+            log("compare %s: an answer was refused" % label)
+            continue
+        diff = sum(1 for t in set(a) | set(b) for x, y in zip(a.get(t, []), b.get(t, []))
+                   if (x[0] is None) != (y[0] is None) or x[0] is not None and abs(x[0] - y[0]) > 1e-9 * max(1, abs(y[0])))
+        diff += sum(abs(len(a.get(t, [])) - len(b.get(t, []))) for t in set(a) | set(b))
+        log("compare %s: %d series each side, %d datapoints differ" % (label, len(a) if len(a) == len(b) else -1, diff))
+
+
 def timed(url):
     t = time.perf_counter()
-    st, body = daemons.http_get(url, timeout=300)
+    st, body = daemons.http_get(url, timeout=1800)
     if st != 200:
         raise RuntimeError("%s answered %d: %.200s" % (url, st, body))
     return time.perf_counter() - t
@@ -139,15 +252,20 @@ def main():
     ap.add_argument("--seconds", type=int, default=20)
     ap.add_argument("--workers", type=int, default=2, help="gunicorn workers")
     ap.add_argument("--no-graphite", action="store_true")
+    ap.add_argument("--max-points", type=int, default=16_000_000,
+                    help="pgts' [render] max-points: a glob over 1,000 series of 10,080 one-minute slots "
+                    "returns 10 million values before maxDataPoints consolidates them (default limit 5,000,000)")
     args = ap.parse_args()
 
     pdir = os.path.abspath(args.parity_dir)
     work = os.path.join(pdir, "work")
     os.makedirs(work, exist_ok=True)
     now = int(time.time())
-    names, tagged, pts = points(args, now)
-    log("%d series, %d points" % (len(names), len(pts)))
-    systems = [("pgts", daemons.Pgts(os.path.join(pdir, "pgts"), pdir, work))]
+    spec = spec_of(args, now)
+    log("%d series" % (args.glob + args.sum + args.tagged))
+    pg = daemons.Pgts(os.path.join(pdir, "pgts"), pdir, work)
+    pg.extra_config = "\n[render]\nmax-points = %d\n" % args.max_points
+    systems = [("pgts", pg)]
     if not args.no_graphite:
         systems.append(("graphite-web", GunicornGraphite(os.path.join(pdir, "venv"), work, args.workers)))
     results = {}
@@ -155,13 +273,14 @@ def main():
         for name, s in systems:
             s.start()
             t = time.monotonic()
-            daemons.send_pickle(s.pickle_port, pts, batch=5000)
             if name == "pgts":
-                s.wait_stored({"pickle": len(pts)}, timeout=3600)
+                n = send_all(s.pickle_port, spec)
+                s.wait_stored({"pickle": n}, timeout=3600)
+                log("pgts: %d points" % n)
             else:
-                s.wait_stored(names, timeout=3600)
-                s.wait_tags(tagged, timeout=3600)
+                load_graphite(s, spec)
             log("%s: stored in %.0f s" % (name, time.monotonic() - t))
+        compare(systems, requests(args), now)
         for name, s in systems:
             res = {}
             for label, q in requests(args):

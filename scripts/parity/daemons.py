@@ -263,6 +263,8 @@ class Pgts:
         self.http_port = free_port()
         self.url = "http://127.0.0.1:%d" % self.http_port
         self.proc = None
+        # extra TOML appended to the config (make bench-render: [render] limits)
+        self.extra_config = ""
 
     def pgts(self, *args):
         out = subprocess.run([self.bin, "--data-dir", self.data_dir] + list(args), capture_output=True)
@@ -293,7 +295,7 @@ addr = "127.0.0.1:{http}"
 regexp = "."
 step = "10s"
 archives = ["10s:6h:0.5", "1m:7d:0.5", "1h:1y:0.5"]
-""".format(line=self.line_port, pickle=self.pickle_port, http=self.http_port)
+""".format(line=self.line_port, pickle=self.pickle_port, http=self.http_port) + self.extra_config
         path = os.path.join(self.dir, "pgts.toml")
         with open(path, "w") as f:
             f.write(cfg)
