@@ -68,16 +68,7 @@ func autoConf(t *testing.T, cs string) map[string]string {
 // the test cluster never gets; the file is put back as found.
 func TestSetServerMemory(t *testing.T) {
 	ctx := context.Background()
-	cs := pgtest.DB(t)
-	conn, err := pg.Connect(ctx, cs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, "ALTER SYSTEM SET effective_cache_size = '3GB'"); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { resetAutoConf(t, cs) })
+	cs := userSetting(t, "effective_cache_size = '3GB'")
 	restore, err := setServerMemory(ctx, cs, map[string]int64{"shared_buffers": 32 << 20, "effective_cache_size": 144 << 20,
 		"work_mem": 4 << 20, "maintenance_work_mem": 12 << 20, "wal_buffers": 1 << 20})
 	if err != nil {
@@ -123,16 +114,7 @@ func TestBenchLoadMemoryFlags(t *testing.T) {
 // user's settings, not the killed run's.
 func TestSetServerMemoryAfterKilledRun(t *testing.T) {
 	ctx := context.Background()
-	cs := pgtest.DB(t)
-	conn, err := pg.Connect(ctx, cs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, "ALTER SYSTEM SET work_mem = '7MB'"); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { resetAutoConf(t, cs) })
+	cs := userSetting(t, "work_mem = '7MB'")
 	sizes := map[string]int64{"shared_buffers": 32 << 20, "effective_cache_size": 144 << 20,
 		"work_mem": 4 << 20, "maintenance_work_mem": 12 << 20, "wal_buffers": 1 << 20}
 	if _, err := setServerMemory(ctx, cs, sizes); err != nil { // its restore never runs
@@ -168,4 +150,22 @@ func resetAutoConf(t *testing.T, cs string) {
 			t.Error(err)
 		}
 	}
+}
+
+// userSetting returns a test database whose cluster's postgresql.auto.conf
+// holds setting ("name = 'value'"), as a user's ALTER SYSTEM would leave
+// it; the settings these tests write are removed at the end.
+func userSetting(t *testing.T, setting string) string {
+	ctx := context.Background()
+	cs := pgtest.DB(t)
+	conn, err := pg.Connect(ctx, cs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "ALTER SYSTEM SET "+setting); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { resetAutoConf(t, cs) })
+	return cs
 }
