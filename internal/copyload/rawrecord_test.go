@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/csv"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -72,37 +73,9 @@ func TestRejectsHoldRecordAsWritten(t *testing.T) {
 			if err := os.WriteFile(path, []byte(input), 0o600); err != nil {
 				t.Fatal(err)
 			}
-			var in Input
-			if c.stdin {
-				f, err := os.Open(path)
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer f.Close()
-				rc, info, err := records.OpenStream(f, "stdin")
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer rc.Close()
-				rd, err := records.NewReader(rc, records.DefaultOptions(records.CSV))
-				if err != nil {
-					t.Fatal(err)
-				}
-				in = Input{Name: info.Name, Reader: rd, Raw: info.ReaderAt()}
-			} else {
-				rc, info, err := records.Open(path)
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer rc.Close()
-				rd, err := records.NewReader(rc, records.DefaultOptions(records.CSV))
-				if err != nil {
-					t.Fatal(err)
-				}
-				in = Input{Name: info.Name, Reader: rd, Raw: info.ReaderAt()}
-				if in.Raw == nil {
-					t.Fatal("a regular uncompressed file has no ReaderAt")
-				}
+			in := openInput(t, path, c.stdin, records.DefaultOptions(records.CSV))
+			if !c.stdin && in.Raw == nil {
+				t.Fatal("a regular uncompressed file has no ReaderAt")
 			}
 			target, err := LookupTarget(ctx, pool, m, "r")
 			if err != nil {
@@ -200,16 +173,9 @@ func TestDuplicateRejectsAsWritten(t *testing.T) {
 		t.Run(fmt.Sprint(rows), func(t *testing.T) {
 			var inputs []Input
 			for f, path := range paths {
-				rc, info, err := records.Open(path)
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer rc.Close()
-				rd, err := records.NewReader(rc, records.DefaultOptions(records.CSV))
-				if err != nil {
-					t.Fatal(err)
-				}
-				inputs = append(inputs, Input{Name: fmt.Sprint(f), Reader: rd, Raw: info.ReaderAt()})
+				in := openInput(t, path, false, records.DefaultOptions(records.CSV))
+				in.Name = fmt.Sprint(f)
+				inputs = append(inputs, in)
 			}
 			var out strings.Builder
 			cfg := testConfig(2)
@@ -237,4 +203,33 @@ func TestDuplicateRejectsAsWritten(t *testing.T) {
 			}
 		})
 	}
+}
+
+// openInput opens the file at path as an Input, as pgts load opens a
+// file, or as it opens stdin when stdin is set (the file then cannot be
+// read again). The file is closed at the end of the test.
+func openInput(t *testing.T, path string, stdin bool, opts records.Options) Input {
+	t.Helper()
+	var rc io.ReadCloser
+	var info records.Source
+	var err error
+	if stdin {
+		f, ferr := os.Open(path)
+		if ferr != nil {
+			t.Fatal(ferr)
+		}
+		t.Cleanup(func() { f.Close() })
+		rc, info, err = records.OpenStream(f, "stdin")
+	} else {
+		rc, info, err = records.Open(path)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rc.Close() })
+	rd, err := records.NewReader(rc, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Input{Name: info.Name, Reader: rd, Raw: info.ReaderAt()}
 }
