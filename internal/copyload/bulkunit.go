@@ -83,67 +83,27 @@ func (l *Loader) sendUnit(ctx context.Context, conn **pgxpool.Conn, id int, c *b
 			b.digest = batchDigest(b)
 		}
 	}
-	delay := l.cfg.Retry.BaseDelay
-	var lastErr error
-	for attempt := 1; attempt <= l.cfg.Retry.Attempts; attempt++ {
-		if attempt > 1 {
-			l.retries.Add(1)
-			l.log.Warn("retrying a bulk partition", "partition", p.name, "worker", id, "attempt", attempt, "of", l.cfg.Retry.Attempts,
-				"reason", retryReason(lastErr), "err", lastErr, "backoff", delay)
-			if err := sleepCtx(ctx, delay); err != nil {
-				return err
-			}
-			delay = min(delay*2, l.cfg.Retry.MaxDelay)
-		}
-		if *conn == nil {
-			cn, err := l.pool.Acquire(ctx)
-			if err != nil {
-				lastErr = err
-				if pg.Retryable(err) {
-					continue
-				}
-				return l.unitErr(p, batches, err)
-			}
-			*conn = cn
-		}
-		start := time.Now()
-		err := l.tryUnit(ctx, (*conn).Conn(), p, batches)
-		if err == nil {
+	return l.sendRetrying(ctx, conn, sendOp{
+		retryMsg: "retrying a bulk partition",
+		attrs:    []any{"partition", p.name, "worker", id},
+		seq:      batches[0].seq,
+		try: func(ctx context.Context, c *pgx.Conn) error {
+			return l.tryUnit(ctx, c, p, batches)
+		},
+		committed: func(start time.Time) error {
 			l.unitCommitted(id, batches, start)
 			return nil
-		}
-		lastErr = err
-		if errors.Is(err, errUnitData) {
+		},
+		fail: func(err error) error { return l.unitErr(p, batches, err) },
+		other: func(ctx context.Context, err error) (bool, bool, error) {
+			if !errors.Is(err, errUnitData) {
+				return false, false, nil
+			}
 			l.log.Info("bulk path: a row of the partition was refused; loading it batch by batch to set the refused rows aside",
 				"partition", p.name, "err", err)
-			return l.unitSplit(ctx, conn, id, p, batches)
-		}
-		broken := (*conn).Conn().IsClosed() || pg.Retryable(err)
-		if broken {
-			(*conn).Conn().Close(context.Background()) //nolint:errcheck // the pool drops closed connections
-			(*conn).Release()
-			*conn = nil
-		}
-		if errors.Is(err, errUnknownOutcome) {
-			if l.cfg.LoadID == "" {
-				return l.unitErr(p, batches, fmt.Errorf("%w; rerun with --load-id for exactly-once loading", err))
-			}
-			ok, cerr := l.committedAfterRetry(ctx, batches[0].seq)
-			if cerr != nil {
-				return l.unitErr(p, batches, fmt.Errorf("%w, and the ledger could not be read to tell: %w", err, explain(cerr)))
-			}
-			if ok {
-				l.unitCommitted(id, batches, start)
-				return nil
-			}
-			continue
-		}
-		if broken {
-			continue
-		}
-		return l.unitErr(p, batches, err)
-	}
-	return l.unitErr(p, batches, fmt.Errorf("giving up after %d attempts: %w", l.cfg.Retry.Attempts, lastErr))
+			return true, false, l.unitSplit(ctx, conn, id, p, batches)
+		},
+	})
 }
 
 // tryUnit is the unit's transaction.

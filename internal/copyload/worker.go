@@ -65,78 +65,40 @@ func (l *Loader) worker(ctx context.Context, id int) error {
 }
 
 func (l *Loader) sendWithRetry(ctx context.Context, conn **pgxpool.Conn, id int, b *batch) error {
-	delay := l.cfg.Retry.BaseDelay
-	missingRetried := false
 	if l.cfg.LoadID != "" && b.digest == nil {
 		b.digest = batchDigest(b)
 	}
-	var lastErr error
-	for attempt := 1; attempt <= l.cfg.Retry.Attempts; attempt++ {
-		if attempt > 1 {
-			l.retries.Add(1)
-			l.log.Warn("retrying batch", "batch", b.seq, "worker", id, "attempt", attempt, "of", l.cfg.Retry.Attempts,
-				"reason", retryReason(lastErr), "err", lastErr, "backoff", delay)
-			if err := sleepCtx(ctx, delay); err != nil {
-				return err
-			}
-			delay = min(delay*2, l.cfg.Retry.MaxDelay)
-		}
-		if *conn == nil {
-			c, err := l.pool.Acquire(ctx)
-			if err != nil {
-				lastErr = err
-				if pg.Retryable(err) {
-					continue
-				}
-				return l.batchErr(b, err)
-			}
-			*conn = c
-		}
-		start := time.Now()
-		loaded, rejects, err := l.tryBatch(ctx, (*conn).Conn(), b)
-		if err == nil {
+	var loaded int64
+	var rejects []Reject
+	missingRetried := false
+	return l.sendRetrying(ctx, conn, sendOp{
+		retryMsg: "retrying batch",
+		attrs:    []any{"batch", b.seq, "worker", id},
+		seq:      b.seq,
+		try: func(ctx context.Context, c *pgx.Conn) (err error) {
+			loaded, rejects, err = l.tryBatch(ctx, c, b)
+			return err
+		},
+		// After a COMMIT whose outcome the ledger told, it is counted from
+		// what was sent (the ledger row holds the same numbers).
+		committed: func(start time.Time) error {
 			l.committed1(b, id, loaded, rejects, start)
 			return l.emitRejects(rejects)
-		}
-		lastErr = err
-		broken := (*conn).Conn().IsClosed() || pg.Retryable(err)
-		if broken {
-			(*conn).Conn().Close(context.Background()) //nolint:errcheck // the pool drops closed connections
-			(*conn).Release()
-			*conn = nil
-		}
-		if errors.Is(err, errUnknownOutcome) {
-			if l.cfg.LoadID == "" {
-				return l.batchErr(b, fmt.Errorf("%w; rerun with --load-id for exactly-once loading", err))
+		},
+		fail: func(err error) error { return l.batchErr(b, err) },
+		other: func(ctx context.Context, err error) (bool, bool, error) {
+			if pg.SQLState(err) != "42P01" || l.target.Series == nil || missingRetried {
+				return false, false, nil
 			}
-			ok, cerr := l.committedAfterRetry(ctx, b.seq)
-			if cerr != nil {
-				return l.batchErr(b, fmt.Errorf("%w, and the ledger could not be read to tell: %w", err, explain(cerr)))
-			}
-			if ok {
-				// It committed: count it from what we sent (the ledger row
-				// holds the same numbers).
-				l.committed1(b, id, loaded, rejects, start)
-				return l.emitRejects(rejects)
-			}
-			continue
-		}
-		if broken {
-			continue
-		}
-		if pg.SQLState(err) == "42P01" && l.target.Series != nil && !missingRetried {
 			// The partition vanished (dropped by someone): make it again.
 			missingRetried = true
 			l.mgr.Forget(l.target.Series)
 			if _, err := l.mgr.Ensure(ctx, l.target.Series, []int64{b.lo}); err != nil {
-				return l.batchErr(b, err)
+				return true, false, l.batchErr(b, err)
 			}
-			attempt--
-			continue
-		}
-		return l.batchErr(b, err)
-	}
-	return l.batchErr(b, fmt.Errorf("giving up after %d attempts: %w", l.cfg.Retry.Attempts, lastErr))
+			return true, true, nil
+		},
+	})
 }
 
 // committedAfterRetry reads the ledger, retrying while the server is away.
