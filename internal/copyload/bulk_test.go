@@ -25,40 +25,14 @@ import (
 // (device, time) index) in the database at url.
 func hourly(t *testing.T, url string) (*pgxpool.Pool, *partition.Manager, *Target) {
 	t.Helper()
-	return seriesTable(t, url, partition.Interval{Micros: 3600e6})
+	return seriesTable(t, url, partition.Interval{Micros: 3600e6}, "device, time")
 }
 
-func seriesTable(t *testing.T, url string, iv partition.Interval) (*pgxpool.Pool, *partition.Manager, *Target) {
-	t.Helper()
-	ctx := context.Background()
-	pool := pgtest.PoolFor(t, url)
-	m := partition.NewManager(pool, nil, time.Now)
-	spec := partition.CreateSpec{Name: "conditions", TimeColumn: "time", Interval: iv, Premake: 1,
-		Columns:      "time timestamptz not null, device integer not null, data1 float8, data2 float8, data3 float8, data4 float8, data5 float8",
-		ExtraIndexes: []string{"device, time"}}
-	if _, err := m.Create(ctx, spec); err != nil {
-		t.Fatal(err)
-	}
-	target, err := LookupTarget(ctx, pool, m, "conditions")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pool, m, target
-}
 
 // hourlyRows is conditions with 1,000-row batches: 60 of them an hour.
 func hourlyRows(t testing.TB, batches int64) gen.Generator {
 	t.Helper()
-	opts, err := gen.DefaultOptions("conditions")
-	if err != nil {
-		t.Fatal(err)
-	}
-	opts.Batches, opts.BatchRows = batches, 1000
-	g, err := gen.New("conditions", opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return g
+	return conditionsRows(t, batches, 1000)
 }
 
 func bulkConfig(workers int) Config {
@@ -185,7 +159,7 @@ func TestBulkInterruptThenResume(t *testing.T) {
 func testBulkInterruptThenResume(t *testing.T, unitRows int, iv partition.Interval, stopAt int64) {
 	ctx := context.Background()
 	url := pgtest.DB(t)
-	pool, m, target := seriesTable(t, url, iv)
+	pool, m, target := seriesTable(t, url, iv, "device, time")
 	cctx, cancel := context.WithCancel(ctx)
 	cfg := bulkConfig(2)
 	cfg.LoadID, cfg.Fingerprint, cfg.BulkUnitRows = "bulk-resume", "fp", unitRows

@@ -37,11 +37,19 @@ var now0 = time.Date(2024, 3, 13, 15, 30, 0, 0, time.UTC)
 // 1970 like the generator) and returns pool, manager and target.
 func setupConditions(t *testing.T, url string) (*pgxpool.Pool, *partition.Manager, *Target) {
 	t.Helper()
+	return seriesTable(t, url, partition.Interval{Days: 7})
+}
+
+// seriesTable makes the conditions series table with partitions of iv
+// and the extra indexes given.
+func seriesTable(t *testing.T, url string, iv partition.Interval, extraIndexes ...string) (*pgxpool.Pool, *partition.Manager, *Target) {
+	t.Helper()
 	ctx := context.Background()
 	pool := pgtest.PoolFor(t, url)
 	m := partition.NewManager(pool, nil, time.Now)
-	spec := partition.CreateSpec{Name: "conditions", TimeColumn: "time", Interval: partition.Interval{Days: 7}, Premake: 1,
-		Columns: "time timestamptz not null, device integer not null, data1 float8, data2 float8, data3 float8, data4 float8, data5 float8"}
+	spec := partition.CreateSpec{Name: "conditions", TimeColumn: "time", Interval: iv, Premake: 1,
+		Columns:      "time timestamptz not null, device integer not null, data1 float8, data2 float8, data3 float8, data4 float8, data5 float8",
+		ExtraIndexes: extraIndexes}
 	if _, err := m.Create(ctx, spec); err != nil {
 		t.Fatal(err)
 	}
@@ -54,11 +62,21 @@ func setupConditions(t *testing.T, url string) (*pgxpool.Pool, *partition.Manage
 
 func conditions(t testing.TB, batches int64) gen.Generator {
 	t.Helper()
+	return conditionsRows(t, batches, 0)
+}
+
+// conditionsRows is the conditions generator with batches batches of
+// batchRows rows (0: its default).
+func conditionsRows(t testing.TB, batches int64, batchRows int) gen.Generator {
+	t.Helper()
 	opts, err := gen.DefaultOptions("conditions")
 	if err != nil {
 		t.Fatal(err)
 	}
 	opts.Batches = batches
+	if batchRows > 0 {
+		opts.BatchRows = batchRows
+	}
 	g, err := gen.New("conditions", opts)
 	if err != nil {
 		t.Fatal(err)
