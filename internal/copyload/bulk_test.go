@@ -28,7 +28,6 @@ func hourly(t *testing.T, url string) (*pgxpool.Pool, *partition.Manager, *Targe
 	return seriesTable(t, url, partition.Interval{Micros: 3600e6}, "device, time")
 }
 
-
 // hourlyRows is conditions with 1,000-row batches: 60 of them an hour.
 func hourlyRows(t testing.TB, batches int64) gen.Generator {
 	t.Helper()
