@@ -14,9 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/pgts/pgts/internal/ingest"
-	"github.com/pgts/pgts/internal/pgtest"
 	"github.com/pgts/pgts/internal/render"
-	"github.com/pgts/pgts/internal/rra"
 	"github.com/pgts/pgts/internal/tsstore"
 )
 
@@ -26,18 +24,7 @@ import (
 // and FetchWindow's cuts put together are FetchAt's series.
 func TestRenderStreamAggregateStore(t *testing.T) {
 	ctx := context.Background()
-	rule, err := rra.ParseRule(rra.RuleConfig{Regexp: ".", Step: "10s", RRAs: []string{"10s:1h"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := tsstore.DefaultConfig()
-	cfg.Rules = []rra.Rule{rule}
-	cfg.FlushInterval = time.Hour
-	store, err := tsstore.Open(ctx, pgtest.Pool(t), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close(ctx)
+	store := tenSecondStore(t)
 	now := time.Now().Truncate(10 * time.Second)
 	var pts []ingest.Point
 	var names []string

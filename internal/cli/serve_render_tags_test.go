@@ -23,18 +23,7 @@ import (
 // mode asks: /tags/autoComplete and seriesByTag.
 func TestRenderTaggedSeries(t *testing.T) {
 	ctx := context.Background()
-	rule, err := rra.ParseRule(rra.RuleConfig{Regexp: ".", Step: "10s", RRAs: []string{"10s:1h"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := tsstore.DefaultConfig()
-	cfg.Rules = []rra.Rule{rule}
-	cfg.FlushInterval = time.Hour
-	store, err := tsstore.Open(ctx, pgtest.Pool(t), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close(ctx)
+	store := tenSecondStore(t)
 	now := time.Now().Truncate(10 * time.Second)
 	var pts []ingest.Point
 	for i := range 6 {
@@ -104,4 +93,25 @@ func TestRenderTaggedSeries(t *testing.T) {
 	if got := get("/render", url.Values{"target": {"cpu.*"}, "from": {"-5min"}, "format": {"json"}}); got != "[]" {
 		t.Errorf("glob: %s", got)
 	}
+}
+
+// tenSecondStore opens a store on a fresh test database whose every series
+// keeps one archive of 10-second slots over an hour, flushed only when a
+// test asks (or at Close, at the end of the test).
+func tenSecondStore(t *testing.T) *tsstore.Store {
+	t.Helper()
+	ctx := context.Background()
+	rule, err := rra.ParseRule(rra.RuleConfig{Regexp: ".", Step: "10s", RRAs: []string{"10s:1h"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := tsstore.DefaultConfig()
+	cfg.Rules = []rra.Rule{rule}
+	cfg.FlushInterval = time.Hour
+	store, err := tsstore.Open(ctx, pgtest.Pool(t), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close(ctx) })
+	return store
 }
