@@ -203,7 +203,7 @@ func newTableListCmd(a *app) *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:     "list",
-		Short:   "List series tables",
+		Short:   "List series tables, and sharded tables with the placement of their partitions",
 		Example: "  pgts table list\n  pgts table list --json",
 		Args:    exactArgs(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -421,6 +421,8 @@ func newTableDropCmd(a *app) *cobra.Command {
 		Use:   "drop NAME",
 		Short: "Drop a series table with all its partitions (needs --yes)",
 		Long: `Drop a series table with all its partitions and its pgts catalog entry.
+The ledgers of the loads into it (--load-id) go with it, so a load rerun
+into a table made again under the same name loads every row.
 
 A sharded table (table create --shard-by) is dropped everywhere: first, in
 one transaction, its parent, foreign partitions and NAME_buckets function
