@@ -97,11 +97,20 @@ func (l *Loader) inputRecord(b *batch, i int) (text, form string) {
 // inputText is row i of b as it was written in its input; ok false when
 // the input cannot be read again.
 func (l *Loader) inputText(b *batch, i int) (string, bool) {
-	if i >= len(b.spans) || i >= len(b.srcs) || b.spans[i].off < 0 {
+	sp, ok := b.inputSpan(i)
+	if !ok {
 		return "", false
 	}
-	sp := b.spans[i]
 	return l.raws.get(b.srcs[i]).text(sp.off, sp.off+int64(sp.n))
+}
+
+// inputSpan is where row i of b lies in its input; ok false for a row
+// that was not read from one (a generator's).
+func (b *batch) inputSpan(i int) (sp inputSpan, ok bool) {
+	if i >= len(b.spans) || i >= len(b.srcs) || b.spans[i].off < 0 {
+		return inputSpan{}, false
+	}
+	return b.spans[i], true
 }
 
 // maxBatchText bounds the input read at once for the records of a batch's
@@ -126,7 +135,8 @@ type batchText struct {
 // it are read one by one.
 func (t *batchText) text(i int) (string, bool) {
 	b := t.b
-	if i >= len(b.spans) || i >= len(b.srcs) || b.spans[i].off < 0 {
+	sp, ok := b.inputSpan(i)
+	if !ok {
 		return "", false
 	}
 	if !t.read {
@@ -148,7 +158,6 @@ func (t *batchText) text(i int) (string, bool) {
 			}
 		}
 	}
-	sp := b.spans[i]
 	if t.buf != "" && sp.off >= t.base && sp.off+int64(sp.n) <= t.base+int64(len(t.buf)) {
 		return t.buf[sp.off-t.base : sp.off-t.base+int64(sp.n)], true
 	}
