@@ -363,7 +363,7 @@ func runOne(ctx context.Context, pool *pgxpool.Pool, s LoadScenario, r *LoadRun)
 	if r.Loader == "server-copy" {
 		// Written before the clock starts: the server alone is measured.
 		var dir string
-		serverFiles, dir, err = serverCopyFiles(ctx, pool, r.Store, g, r.Workers)
+		serverFiles, dir, err = serverCopyFiles(ctx, pool, r.Store, s.Interval, g, r.Workers)
 		defer os.RemoveAll(dir)
 		if err != nil {
 			return err

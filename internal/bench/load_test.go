@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/pgts/pgts/internal/embedded"
 	"github.com/pgts/pgts/internal/pgtest"
@@ -147,6 +148,26 @@ func TestBulkAndServerCopy(t *testing.T) {
 				t.Errorf("%s/pgts-bulk: bulk phases %v on a table the bulk path does not serve", r.Store, r.Phases)
 			}
 		}
+	}
+}
+
+// TestServerCopyFollowsPgtsInterval: server-copy writes its files for the
+// pgts store's partitions at the length asked (--pgts-interval), so the
+// ceiling is measured on the layout the pgts loaders fill.
+func TestServerCopyFollowsPgtsInterval(t *testing.T) {
+	s := LoadScenario{Stores: []string{"pgts"}, Loaders: []string{"server-copy"}, Interval: time.Minute,
+		Workers: []int{2}, Width: 3, Batches: 3, Index: "time", Repeat: 1, ConnString: pgtest.DB(t)}
+	runs, err := RunLoad(context.Background(), s, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) != 1 || runs[0].Error != "" || !runs[0].Verified || runs[0].Rows != 30000 {
+		t.Fatalf("runs: %+v", runs)
+	}
+	// A batch is 60 s of simulated time: each minute's leaf is its own
+	// file, where weekly leaves would have made two.
+	if n := len(runs[0].Batches); n < 3 {
+		t.Errorf("%d files, want one per 1-minute partition (at least 3)", n)
 	}
 }
 

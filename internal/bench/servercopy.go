@@ -42,9 +42,10 @@ type serverCopyFile struct {
 // serverCopyFiles writes the generator's rows as binary COPY files under
 // a new directory the server can read, split by destination table (the
 // leaf partition for partitioned stores) and, within a table, into
-// `workers` files of whole 10,000-row batches dealt in turn. It returns
+// `workers` files of whole 10,000-row batches dealt in turn. pgtsEvery is
+// the pgts store's partition length (LoadScenario.Interval). It returns
 // the files per backend and the directory (the caller removes it).
-func serverCopyFiles(ctx context.Context, pool *pgxpool.Pool, store string, g gen.Generator, workers int) ([][]serverCopyFile, string, error) {
+func serverCopyFiles(ctx context.Context, pool *pgxpool.Pool, store string, pgtsEvery time.Duration, g gen.Generator, workers int) ([][]serverCopyFile, string, error) {
 	dir, err := os.MkdirTemp("", "pgts-server-copy-")
 	if err != nil {
 		return nil, "", err
@@ -58,7 +59,10 @@ func serverCopyFiles(ctx context.Context, pool *pgxpool.Pool, store string, g ge
 	}
 	var iv *partition.Interval
 	switch store {
-	case "pgts", "weekly":
+	case "pgts":
+		v := pgtsInterval(pgtsEvery)
+		iv = &v
+	case "weekly":
 		iv = &partition.Interval{Days: 7}
 	case "monthly":
 		iv = &partition.Interval{Months: 1}
