@@ -73,8 +73,12 @@ type fileRows struct {
 	// prepare read (binary COPY, and the column's codec reads the text
 	// exactly as the routing does), not parsed a second time.
 	timeDirect bool
-	lo, hi     int64
-	raw        *RawInput // nil when the input cannot be read again
+	// quick holds each column's quick reader for binary loads
+	// (copyenc.QuickOf), notNull its NOT NULL.
+	quick   []copyenc.Quick
+	notNull []bool
+	lo, hi  int64
+	raw     *RawInput // nil when the input cannot be read again
 }
 
 // Run implements Source.
@@ -101,6 +105,10 @@ func (s *FileSource) Run(ctx context.Context, r *router) error {
 			l.raws.add(fr.src, fr.raw)
 		}
 		fr.timeDirect = timeField >= 0 && timeDirect(l, cols[timeField].Codec)
+		fr.quick, fr.notNull = make([]copyenc.Quick, len(cols)), make([]bool, len(cols))
+		for i, c := range cols {
+			fr.quick[i], fr.notNull[i] = copyenc.QuickOf(c.Codec), c.NotNull
+		}
 		l.sources = append(l.sources, in.Name)
 		var err error
 		if s.Parsers > 1 {
@@ -230,6 +238,9 @@ func (fr *fileRows) prepare(rec records.Record) (micros int64, rej Reject, ok bo
 // field the column refuses (ok false; nothing appended). micros is the
 // row's time as prepare read it.
 func (fr *fileRows) encode(enc rowEncoder, rec records.Record, micros int64) (rej Reject, ok bool) {
+	if w, isBinary := enc.(*copyenc.BinaryWriter); isBinary {
+		return fr.encodeBinary(w, rec, micros)
+	}
 	cols := fr.cols
 	start := enc.Len()
 	enc.BeginRow(len(cols))
@@ -249,6 +260,35 @@ func (fr *fileRows) encode(enc rowEncoder, rec records.Record, micros int64) (re
 		if err := enc.Field(cols[i].Codec, f); err != nil {
 			enc.Truncate(start)
 			return fr.rejectf(rec, cols[i].Name, err.Error()), false
+		}
+	}
+	return Reject{}, true
+}
+
+// encodeBinary is encode for a binary load: the writer's own methods,
+// and each column's quick reader before its codec.
+func (fr *fileRows) encodeBinary(w *copyenc.BinaryWriter, rec records.Record, micros int64) (rej Reject, ok bool) {
+	start := w.Len()
+	w.BeginRow(len(fr.quick))
+	quick, notNull, null := fr.quick, fr.notNull, rec.Null
+	for i, f := range rec.Fields {
+		switch {
+		case null[i]:
+			if notNull[i] {
+				w.Truncate(start)
+				return fr.rejectf(rec, fr.cols[i].Name, "NULL in a NOT NULL column"), false
+			}
+			w.Null()
+			continue
+		case i == fr.timeField && fr.timeDirect:
+			w.Timestamp(micros)
+			continue
+		case w.AppendQuick(quick[i], f):
+			continue
+		}
+		if err := w.Field(fr.cols[i].Codec, f); err != nil {
+			w.Truncate(start)
+			return fr.rejectf(rec, fr.cols[i].Name, err.Error()), false
 		}
 	}
 	return Reject{}, true
