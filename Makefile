@@ -69,15 +69,18 @@ bench-load: deps build
 
 # bench-bulk: pgts load --bulk beside the live path (pgts-binary) and the
 # server's own ceiling (server-copy: binary files the server reads itself)
-# on the same conditions rows (10 M, one weekly partition: split across the
-# workers), REPEAT interleaved repeats; then live against --bulk into
-# 1-hour partitions (each loaded as one unit, one transaction).
+# on the same conditions rows (10 M), REPEAT interleaved repeats, twice:
+# into 1-hour partitions (600,000 rows each: the bulk path loads each as
+# one unit, in one transaction), then into one weekly partition (split
+# across the workers). scripts/bench-bulk-units.sh runs live against
+# --bulk alone, for clusters made with other settings (--wal-minimal).
 BULK_WORKERS ?= 2
 bench-bulk: deps build
 	@mkdir -p bench-results
+	$(BIN) bench load --stores pgts --pgts-interval 1h --loaders pgts-binary,pgts-bulk,server-copy --workers $(BULK_WORKERS) \
+		--batches $(BATCHES) --index time --repeat $(REPEAT) --markdown --out bench-results/$(STAMP)-bulk-hourly | tee bench-results/bulk-hourly.md
 	$(BIN) bench load --stores pgts --loaders pgts-binary,pgts-bulk,server-copy --workers $(BULK_WORKERS) \
 		--batches $(BATCHES) --index time --repeat $(REPEAT) --markdown --out bench-results/$(STAMP)-bulk | tee bench-results/bulk.md
-	BIN=$(BIN) BATCHES=$(BATCHES) REPEAT=$(REPEAT) WORKERS=$(BULK_WORKERS) scripts/bench-bulk-units.sh | tee bench-results/bulk-units.md
 
 # bench-insert: the insert benchmark's steps (iibench) on a plain table and
 # on a pgts series table, a few minutes on a small machine; the report
