@@ -170,12 +170,26 @@ func (z *Zones) named(lower []byte) (zone, string) {
 			z.locations[name] = loc
 			z.mu.Unlock()
 		}
+		if alwaysUTC(loc) {
+			// UTC, Etc/UTC, Zulu...: read as the fixed zone "utc" is,
+			// without a look-up of the zone's history per value.
+			return zone{}, ""
+		}
 		return zone{loc: loc}, ""
 	}
 	if string(lower) == "utc" || string(lower) == "gmt" {
 		return zone{}, ""
 	}
 	return posixZone(lower)
+}
+
+// alwaysUTC reports a zone whose offset is zero at every time: one
+// period without bounds, at offset 0.
+func alwaysUTC(loc *time.Location) bool {
+	t := time.Unix(0, 0).In(loc)
+	start, end := t.ZoneBounds()
+	_, off := t.Zone()
+	return off == 0 && start.IsZero() && end.IsZero()
 }
 
 // posixZone reads a POSIX TZ spec as PostgreSQL's tzparse does, for a

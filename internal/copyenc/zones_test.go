@@ -87,3 +87,37 @@ func TestDateOrder(t *testing.T) {
 		}
 	}
 }
+
+// TestAlwaysUTC: zones whose offset is zero at every time are read as the
+// fixed zone "utc" is; a zone with a history, or a fixed offset other
+// than zero, keeps its location.
+func TestAlwaysUTC(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		want bool
+	}{{"UTC", true}, {"Etc/UTC", true}, {"Zulu", true}, {"Etc/GMT+5", false}, {"Europe/London", false}, {"America/New_York", false}} {
+		loc, err := time.LoadLocation(tc.name)
+		if err != nil {
+			t.Skipf("no tzdata for %s: %v", tc.name, err)
+		}
+		if got := alwaysUTC(loc); got != tc.want {
+			t.Errorf("alwaysUTC(%s) = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	z, err := NewZones(ZonesConfig{Session: "Etc/UTC", Names: []string{"Etc/UTC"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if z.session.loc != nil || z.session.fixed != 0 {
+		t.Errorf("session Etc/UTC read as %+v, want the fixed zone", z.session)
+	}
+	for in, want := range map[string]int64{
+		"2024-03-10 02:30":    time.Date(2024, 3, 10, 2, 30, 0, 0, time.UTC).UnixMicro(),
+		"1800-01-01 00:00":    time.Date(1800, 1, 1, 0, 0, 0, 0, time.UTC).UnixMicro(),
+		"4714-11-24 00:00 BC": time.Date(-4713, 11, 24, 0, 0, 0, 0, time.UTC).UnixMicro(),
+	} {
+		if got, err := z.ParseTimestamp([]byte(in)); err != nil || got != want {
+			t.Errorf("%q = %d, %v; want %d", in, got, err, want)
+		}
+	}
+}
