@@ -78,9 +78,7 @@ func (s *RecordSource) Run(ctx context.Context, r *router) error {
 		for _, rec := range chunk {
 			fr, seen := rows[rec.Source]
 			if !seen {
-				fr = &fileRows{l: l, name: rec.Source, src: int32(len(l.sources)), cols: cols, timeField: timeField, lo: lo, hi: hi, raw: s.Raw[rec.Source]}
-				l.raws.add(fr.src, fr.raw)
-				l.sources = append(l.sources, rec.Source)
+				fr = newFileRows(l, rec.Source, cols, timeField, lo, hi, s.Raw[rec.Source])
 				rows[rec.Source] = fr
 			}
 			l.read.Add(1)

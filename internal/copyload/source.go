@@ -99,17 +99,11 @@ func (s *FileSource) Run(ctx context.Context, r *router) error {
 		lo, hi = l.target.Series.Window(l.cfg.Now())
 	}
 	for _, in := range s.Inputs {
-		fr := &fileRows{l: l, name: in.Name, src: int32(len(l.sources)), cols: cols, timeField: timeField, lo: lo, hi: hi}
+		var raw *RawInput
 		if in.Raw != nil {
-			fr.raw = &RawInput{At: in.Raw, From: in.Reader}
-			l.raws.add(fr.src, fr.raw)
+			raw = &RawInput{At: in.Raw, From: in.Reader}
 		}
-		fr.timeDirect = timeField >= 0 && timeDirect(l, cols[timeField].Codec)
-		fr.quick, fr.notNull = make([]copyenc.Quick, len(cols)), make([]bool, len(cols))
-		for i, c := range cols {
-			fr.quick[i], fr.notNull[i] = copyenc.QuickOf(c.Codec), c.NotNull
-		}
-		l.sources = append(l.sources, in.Name)
+		fr := newFileRows(l, in.Name, cols, timeField, lo, hi, raw)
 		var err error
 		if s.Parsers > 1 {
 			err = s.runParallel(ctx, r, fr, in.Reader)
@@ -121,6 +115,22 @@ func (s *FileSource) Run(ctx context.Context, r *router) error {
 		}
 	}
 	return nil
+}
+
+// newFileRows makes the rows of input name, the next of l's sources,
+// and registers it there. raw is nil when the input cannot be read again.
+func newFileRows(l *Loader, name string, cols []Column, timeField int, lo, hi int64, raw *RawInput) *fileRows {
+	fr := &fileRows{l: l, name: name, src: int32(len(l.sources)), cols: cols, timeField: timeField, lo: lo, hi: hi, raw: raw}
+	if raw != nil {
+		l.raws.add(fr.src, raw)
+	}
+	l.sources = append(l.sources, name)
+	fr.timeDirect = timeField >= 0 && timeDirect(l, cols[timeField].Codec)
+	fr.quick, fr.notNull = make([]copyenc.Quick, len(cols)), make([]bool, len(cols))
+	for i, c := range cols {
+		fr.quick[i], fr.notNull[i] = copyenc.QuickOf(c.Codec), c.NotNull
+	}
+	return fr
 }
 
 // timeDirect reports whether a binary load may encode the time column
