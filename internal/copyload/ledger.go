@@ -132,10 +132,17 @@ func (l *Loader) lockLoad(ctx context.Context) error {
 	return nil
 }
 
-// unlockLoad ends the lock's session, which releases the lock.
+// unlockLoad releases the lock, then ends its session. The explicit
+// unlock is done when it returns; a closed session's locks are released
+// only when its server process has exited, after Close has returned, and a
+// rerun started at once could find the lock still held.
 func (l *Loader) unlockLoad() {
 	if l.lockConn != nil {
-		l.lockConn.Close(context.Background()) //nolint:errcheck // closing the session releases the lock
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		//nolint:errcheck // on failure, closing the session releases the lock
+		l.lockConn.Exec(ctx, `SELECT pg_advisory_unlock($1, hashtext($2))`, catalog.LoadLockKey, l.cfg.LoadID)
+		l.lockConn.Close(ctx) //nolint:errcheck // the lock is released either way
 		l.lockConn = nil
 	}
 }
