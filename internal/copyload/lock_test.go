@@ -39,8 +39,9 @@ func TestSecondRunRefused(t *testing.T) {
 	if _, err := third.Run(ctx, &GenSource{Name: "conditions", Gen: conditions(t, 2)}); err != nil {
 		t.Fatalf("after the first run ended: %v", err)
 	}
-	// This database's only: the cluster is shared with the tests of
-	// other packages, whose loads hold locks of the same key.
+	// This database's only: a server given by PGTS_TEST_DATABASE_URL
+	// may be shared with other test binaries, whose loads hold locks of
+	// the same key.
 	var locks int
 	if err := pool.QueryRow(ctx, `SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND classid = $1
 			AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`, catalog.LoadLockKey).Scan(&locks); err != nil {
