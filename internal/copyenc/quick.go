@@ -48,26 +48,20 @@ func QuickOf(c Codec) Quick {
 // writes the field with Field (which then reads it, or refuses it).
 func (w *BinaryWriter) AppendQuick(q Quick, text []byte) bool {
 	switch q {
-	case QuickInt2:
-		v, ok := quickInt(text, 4) // at most 9,999: no overflow
+	case QuickInt2, QuickInt4, QuickInt8:
+		// Digits few enough that no value overflows the type.
+		k, digits := kindInt8, 18
+		switch q {
+		case QuickInt2:
+			k, digits = kindInt2, 4
+		case QuickInt4:
+			k, digits = kindInt4, 9
+		}
+		v, ok := quickInt(text, digits)
 		if !ok {
 			return false
 		}
-		w.buf = append(w.buf, 0, 0, 0, 2, byte(uint16(v)>>8), byte(v))
-	case QuickInt4:
-		v, ok := quickInt(text, 9)
-		if !ok {
-			return false
-		}
-		w.buf = append(w.buf, 0, 0, 0, 4)
-		w.buf = binary.BigEndian.AppendUint32(w.buf, uint32(v))
-	case QuickInt8:
-		v, ok := quickInt(text, 18)
-		if !ok {
-			return false
-		}
-		w.buf = append(w.buf, 0, 0, 0, 8)
-		w.buf = binary.BigEndian.AppendUint64(w.buf, uint64(v))
+		w.buf = appendIntField(w.buf, v, k)
 	case QuickFloat4:
 		v, ok := fastFloat(text, true)
 		if !ok {
