@@ -142,9 +142,11 @@ func (s *Store) addPoint(p *ingest.Point, rules []rra.Rule, now int64) error {
 	// Reserve the worst case: a new series, a grown raw buffer, two
 	// updates per archive (RRD: a run of unknown slots, then the point's;
 	// Graphite: at most one).
-	need := int64(0)
+	need, idxBound := int64(0), int64(0)
 	if isNew {
-		need += x.baseBytes()
+		// The index's share is known only once added: reserve its bound.
+		idxBound = maxAddBytes(key)
+		need += x.baseBytes() + idxBound
 	}
 	if s.raw != nil && len(x.raw) == cap(x.raw) {
 		need += int64(growth(cap(x.raw))) * rawBytes
@@ -169,10 +171,10 @@ func (s *Store) addPoint(p *ingest.Point, rules []rra.Rule, now int64) error {
 			x.ds = rra.NewDS(x.sch.schema)
 		}
 		sh.m[key] = x
-		s.mem.add(s.idx.add(key))
+		s.mem.add(s.idx.add(key) - idxBound)
 		sh.fresh = append(sh.fresh, x)
 		s.nSeries.Add(1)
-		need -= x.baseBytes()
+		need -= x.baseBytes() + idxBound
 	}
 	s.counters.added.Add(1)
 	if s.raw != nil {

@@ -90,6 +90,16 @@ func (ix *index) add(key string) (bytes int64) {
 	return bytes
 }
 
+// maxAddBytes bounds what add(key) will return, whatever the index
+// holds already: every node, map and posting new.
+func maxAddBytes(key string) int64 {
+	metric, rest, tagged := strings.Cut(key, ";")
+	if !tagged {
+		return idxKeyBytes + int64(strings.Count(metric, ".")+1)*(idxMapBytes+idxNodeBytes)
+	}
+	return idxKeyBytes + int64(strings.Count(rest, ";")+2)*(idxMapBytes+idxNodeBytes+idxPostingBytes)
+}
+
 // post1 appends ord to the postings of k=v, once, and returns the heap
 // bytes it is estimated to have taken.
 func (ix *index) post1(k, v string, ord int32) (bytes int64) {

@@ -240,3 +240,20 @@ func TestIndexTagNamesValues(t *testing.T) {
 		}
 	}
 }
+
+// TestMaxAddBytes: what adding a key accounts never exceeds the bound
+// Add reserves for it beforehand, into an empty index or a full one.
+func TestMaxAddBytes(t *testing.T) {
+	keys := []string{"a", "a.b.c", "a.b.d", "x.y", "cpu;host=a", "cpu;host=a;dc=x", "cpu;host=b;dc=x", "~m;t=1;t=1", "m;a=;b=c"}
+	for _, fresh := range []bool{true, false} {
+		ix := &index{}
+		for _, k := range keys {
+			if fresh {
+				ix = &index{}
+			}
+			if got, bound := ix.add(k), maxAddBytes(k); got > bound {
+				t.Errorf("add(%q) accounted %d bytes, over its bound %d", k, got, bound)
+			}
+		}
+	}
+}
