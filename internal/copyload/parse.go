@@ -204,15 +204,15 @@ func (fr *fileRows) parse(cr *records.Reader, j *parseJob) {
 			j.err = err
 			break
 		}
-		micros, rej, ok := fr.prepare(rec)
-		if !ok {
+		micros, rej := fr.prepare(&rec)
+		if rej != nil {
 			j.items = append(j.items, parsedItem{kind: itemReject, rej: int32(len(j.rejects)), line: rec.Line})
-			j.rejects = append(j.rejects, rej)
+			j.rejects = append(j.rejects, *rej)
 			continue
 		}
-		if rej, ok := fr.encode(j.enc, rec, micros); !ok {
+		if rej := fr.encode(j.enc, &rec, micros); rej != nil {
 			j.items = append(j.items, parsedItem{kind: itemRejectAt, rej: int32(len(j.rejects)), micros: micros, line: rec.Line})
-			j.rejects = append(j.rejects, rej)
+			j.rejects = append(j.rejects, *rej)
 			continue
 		}
 		j.items = append(j.items, parsedItem{kind: itemRow, end: j.enc.Len(), micros: micros, line: rec.Line, span: spanOf(rec.Offset, rec.End)})

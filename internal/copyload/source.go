@@ -196,16 +196,16 @@ func (fr *fileRows) recordReject(rerr *records.RecordError) Reject {
 
 // route checks, encodes and routes one record.
 func (fr *fileRows) route(ctx context.Context, r *router, rec records.Record) error {
-	micros, rej, ok := fr.prepare(rec)
-	if !ok {
-		return fr.l.reject(rej)
+	micros, rej := fr.prepare(&rec)
+	if rej != nil {
+		return fr.l.reject(*rej)
 	}
 	b, err := r.batchFor(ctx, micros)
 	if err != nil {
 		return err
 	}
-	if rej, ok := fr.encode(b.enc, rec, micros); !ok {
-		return fr.l.reject(rej)
+	if rej := fr.encode(b.enc, &rec, micros); rej != nil {
+		return fr.l.reject(*rej)
 	}
 	return r.rowDone(ctx, b, fr.src, rec.Line, spanOf(rec.Offset, rec.End))
 }
@@ -213,41 +213,42 @@ func (fr *fileRows) route(ctx context.Context, r *router, rec records.Record) er
 // rejectf is the reject of record rec for a reason in column col: the
 // record as written when the input can be read again, else its fields as
 // CSV.
-func (fr *fileRows) rejectf(rec records.Record, col, reason string) Reject {
-	r := Reject{Source: fr.name, Line: rec.Line, Column: col, Reason: reason}
-	r.Record, r.RecordForm = RecordText(fr.raw, rec)
+func (fr *fileRows) rejectf(rec *records.Record, col, reason string) *Reject {
+	r := &Reject{Source: fr.name, Line: rec.Line, Column: col, Reason: reason}
+	r.Record, r.RecordForm = RecordText(fr.raw, *rec)
 	return r
 }
 
 // prepare checks a record's field count and reads its time, which must
-// lie in the table's window: the row's micros, or its reject (ok false).
-// Safe for concurrent use.
-func (fr *fileRows) prepare(rec records.Record) (micros int64, rej Reject, ok bool) {
+// lie in the table's window: the row's micros, or its reject (not nil).
+// The record and the reject are passed by pointer: they are large, and
+// this runs for every row. Safe for concurrent use.
+func (fr *fileRows) prepare(rec *records.Record) (micros int64, rej *Reject) {
 	l, cols := fr.l, fr.cols
 	if len(rec.Fields) != len(cols) {
-		return 0, fr.rejectf(rec, "", fmt.Sprintf("expected %d fields, got %d", len(cols), len(rec.Fields))), false
+		return 0, fr.rejectf(rec, "", fmt.Sprintf("expected %d fields, got %d", len(cols), len(rec.Fields)))
 	}
 	if fr.timeField < 0 {
-		return 0, Reject{}, true
+		return 0, nil
 	}
 	tf := fr.timeField
 	if rec.Null[tf] {
-		return 0, fr.rejectf(rec, cols[tf].Name, "the time column is NULL"), false
+		return 0, fr.rejectf(rec, cols[tf].Name, "the time column is NULL")
 	}
 	m, err := parseTime(l.target.Zones(), l.target.Series.TimeType, rec.Fields[tf])
 	if err != nil {
-		return 0, fr.rejectf(rec, cols[tf].Name, err.Error()), false
+		return 0, fr.rejectf(rec, cols[tf].Name, err.Error())
 	}
 	if m < fr.lo || m >= fr.hi {
-		return 0, fr.rejectf(rec, cols[tf].Name, l.target.Series.CheckTime(m, l.cfg.Now()).Error()), false
+		return 0, fr.rejectf(rec, cols[tf].Name, l.target.Series.CheckTime(m, l.cfg.Now()).Error())
 	}
-	return m, Reject{}, true
+	return m, nil
 }
 
 // encode appends the record as a row to enc, or returns the reject of a
-// field the column refuses (ok false; nothing appended). micros is the
+// field the column refuses (not nil; nothing appended). micros is the
 // row's time as prepare read it.
-func (fr *fileRows) encode(enc rowEncoder, rec records.Record, micros int64) (rej Reject, ok bool) {
+func (fr *fileRows) encode(enc rowEncoder, rec *records.Record, micros int64) *Reject {
 	if w, isBinary := enc.(*copyenc.BinaryWriter); isBinary {
 		return fr.encodeBinary(w, rec, micros)
 	}
@@ -258,7 +259,7 @@ func (fr *fileRows) encode(enc rowEncoder, rec records.Record, micros int64) (re
 		if rec.Null[i] {
 			if cols[i].NotNull {
 				enc.Truncate(start)
-				return fr.rejectf(rec, cols[i].Name, "NULL in a NOT NULL column"), false
+				return fr.rejectf(rec, cols[i].Name, "NULL in a NOT NULL column")
 			}
 			enc.Null()
 			continue
@@ -269,15 +270,15 @@ func (fr *fileRows) encode(enc rowEncoder, rec records.Record, micros int64) (re
 		}
 		if err := enc.Field(cols[i].Codec, f); err != nil {
 			enc.Truncate(start)
-			return fr.rejectf(rec, cols[i].Name, err.Error()), false
+			return fr.rejectf(rec, cols[i].Name, err.Error())
 		}
 	}
-	return Reject{}, true
+	return nil
 }
 
 // encodeBinary is encode for a binary load: the writer's own methods,
 // and each column's quick reader before its codec.
-func (fr *fileRows) encodeBinary(w *copyenc.BinaryWriter, rec records.Record, micros int64) (rej Reject, ok bool) {
+func (fr *fileRows) encodeBinary(w *copyenc.BinaryWriter, rec *records.Record, micros int64) *Reject {
 	start := w.Len()
 	w.BeginRow(len(fr.quick))
 	quick, notNull, null := fr.quick, fr.notNull, rec.Null
@@ -286,7 +287,7 @@ func (fr *fileRows) encodeBinary(w *copyenc.BinaryWriter, rec records.Record, mi
 		case null[i]:
 			if notNull[i] {
 				w.Truncate(start)
-				return fr.rejectf(rec, fr.cols[i].Name, "NULL in a NOT NULL column"), false
+				return fr.rejectf(rec, fr.cols[i].Name, "NULL in a NOT NULL column")
 			}
 			w.Null()
 			continue
@@ -298,10 +299,10 @@ func (fr *fileRows) encodeBinary(w *copyenc.BinaryWriter, rec records.Record, mi
 		}
 		if err := w.Field(fr.cols[i].Codec, f); err != nil {
 			w.Truncate(start)
-			return fr.rejectf(rec, fr.cols[i].Name, err.Error()), false
+			return fr.rejectf(rec, fr.cols[i].Name, err.Error())
 		}
 	}
-	return Reject{}, true
+	return nil
 }
 
 // parseTime reads the time column's text as micros, in the session the
