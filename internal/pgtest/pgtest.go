@@ -87,10 +87,14 @@ func start() {
 		startErr = fmt.Errorf("pgtest needs PostgreSQL: %w (or set %s)", err, EnvURL)
 		return
 	}
+	reapOnce.Do(func() { reapStale(testRootGlob, bins) })
 	// /tmp rather than TMPDIR: the server's user must reach it.
 	tempDir, err = os.MkdirTemp("/tmp", "pgts-test-")
 	if err == nil {
 		err = os.Chmod(tempDir, 0o755) // pgts changes only directories it creates
+	}
+	if err == nil {
+		err = markOwner(tempDir)
 	}
 	if err != nil {
 		startErr = err

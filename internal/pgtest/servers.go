@@ -82,12 +82,16 @@ func startExtra(i int) (*extraServer, error) {
 		return nil, fmt.Errorf("pgtest needs PostgreSQL: %w", err)
 	}
 	if extraRoot == "" {
+		reapOnce.Do(func() { reapStale(testRootGlob, bins) })
 		// /tmp rather than TMPDIR: the server's user must reach it.
 		dir, err := os.MkdirTemp("/tmp", "pgts-test-servers-")
 		if err != nil {
 			return nil, err
 		}
 		if err := os.Chmod(dir, 0o755); err != nil {
+			return nil, err
+		}
+		if err := markOwner(dir); err != nil {
 			return nil, err
 		}
 		extraRoot = dir
