@@ -236,3 +236,27 @@ func PoolFor(t testing.TB, u string) *pgxpool.Pool {
 	t.Cleanup(pool.Close)
 	return pool
 }
+
+// Rows runs sql on pool and returns each row's values printed with
+// fmt.Sprint, in the order the server returns them: a compact way for a
+// test to compare query results.
+func Rows(t testing.TB, pool *pgxpool.Pool, sql string, args ...any) []string {
+	t.Helper()
+	rows, err := pool.Query(context.Background(), sql, args...)
+	if err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		v, err := rows.Values()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, fmt.Sprint(v...))
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}

@@ -90,16 +90,8 @@ func (c *Coordinator) DropTable(ctx context.Context, name string) (*DropResult, 
 	}
 	// a move that stopped left a copy on its peer shard: dropped first
 	peers := map[string][]int{}
-	rows, err := c.pool.Query(ctx, `SELECT partition, move_peer FROM pgts.shard_placement
+	moving, err := c.placements(ctx, `SELECT partition, move_peer FROM pgts.shard_placement
 		WHERE table_schema = $1 AND table_name = $2 AND move_peer IS NOT NULL ORDER BY partition`, t.Schema, t.Name)
-	if err != nil {
-		return res, err
-	}
-	moving, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (placement, error) {
-		var p placement
-		err := r.Scan(&p.part, &p.shard)
-		return p, err
-	})
 	if err != nil {
 		return res, err
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/pgts/pgts/internal/copyload"
 	"github.com/pgts/pgts/internal/gen"
 	"github.com/pgts/pgts/internal/partition"
+	"github.com/pgts/pgts/internal/pgtest"
 )
 
 const genColumns = "time timestamptz not null, device integer not null, data1 double precision, data2 double precision"
@@ -91,27 +92,6 @@ func loadUnsharded(t *testing.T, pool *pgxpool.Pool, name string, opts gen.Optio
 	}
 }
 
-func rowsText(t *testing.T, pool *pgxpool.Pool, sql string, args ...any) []string {
-	t.Helper()
-	rows, err := pool.Query(context.Background(), sql, args...)
-	if err != nil {
-		t.Fatalf("%s: %v", sql, err)
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		v, err := rows.Values()
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, fmt.Sprint(v...))
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
 func sameRows(t *testing.T, what string, got, want []string) {
 	t.Helper()
 	if len(want) == 0 {
@@ -125,7 +105,7 @@ func sameRows(t *testing.T, what string, got, want []string) {
 
 func explain(t *testing.T, pool *pgxpool.Pool, sql string, args ...any) string {
 	t.Helper()
-	return strings.Join(rowsText(t, pool, "EXPLAIN (VERBOSE, COSTS OFF) "+sql, args...), "\n")
+	return strings.Join(pgtest.Rows(t, pool, "EXPLAIN (VERBOSE, COSTS OFF) "+sql, args...), "\n")
 }
 
 // TestLoadAndQuery: rows loaded straight into 3 shards are all there,
@@ -172,9 +152,9 @@ func TestLoadAndQuery(t *testing.T) {
 	if _, err := cl.coord.Exec(ctx, `SET enable_partitionwise_aggregate = on`); err != nil {
 		t.Fatal(err)
 	}
-	sameRows(t, "per-device hourly averages", rowsText(t, cl.coord, fmt.Sprintf(perDevice, "cond"), start), rowsText(t, cl.coord, fmt.Sprintf(perDevice, "cond_ref"), start))
-	fleet := rowsText(t, cl.coord, `SELECT bucket, samples, round(average::numeric, 9) FROM cond_buckets('data1', '1 hour', $1, $2)`, start, start.Add(24*time.Hour))
-	want := rowsText(t, cl.coord, `SELECT date_bin('1 hour', time, '2000-01-01'), count(data1), round(avg(data1)::numeric, 9) FROM cond_ref
+	sameRows(t, "per-device hourly averages", pgtest.Rows(t, cl.coord, fmt.Sprintf(perDevice, "cond"), start), pgtest.Rows(t, cl.coord, fmt.Sprintf(perDevice, "cond_ref"), start))
+	fleet := pgtest.Rows(t, cl.coord, `SELECT bucket, samples, round(average::numeric, 9) FROM cond_buckets('data1', '1 hour', $1, $2)`, start, start.Add(24*time.Hour))
+	want := pgtest.Rows(t, cl.coord, `SELECT date_bin('1 hour', time, '2000-01-01'), count(data1), round(avg(data1)::numeric, 9) FROM cond_ref
 		WHERE time >= $1 AND time < $2 GROUP BY 1 ORDER BY 1`, start, start.Add(24*time.Hour))
 	sameRows(t, "fleet-wide hourly average", fleet, want)
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/pgts/pgts/internal/copyload"
 	"github.com/pgts/pgts/internal/pg"
+	"github.com/pgts/pgts/internal/pgtest"
 )
 
 // TestMovePartition: a partition moves whole to another shard — its
@@ -28,7 +29,7 @@ func TestMovePartition(t *testing.T) {
 		t.Fatalf("load: %+v, %v", sum, err)
 	}
 	perDevice := `SELECT device, date_bin('1 hour', time, '2000-01-01'), count(*), round(avg(data1)::numeric, 9) FROM cond GROUP BY 1, 2 ORDER BY 1, 2`
-	before := rowsText(t, cl.coord, perDevice)
+	before := pgtest.Rows(t, cl.coord, perDevice)
 	inP1 := scalar(t, cl.shards[1], `SELECT count(*) FROM cond_p1`)
 
 	// partition 1 (shard b) to shard c, with shard c down: fails, b serves
@@ -55,7 +56,7 @@ func TestMovePartition(t *testing.T) {
 	if res.From != "b" || res.To != "c" || res.Rows != inP1 || res.Ledgers != 1 {
 		t.Fatalf("move: %+v, want %d rows from b to c", res, inP1)
 	}
-	sameRows(t, "per-device hourly rows after the move", rowsText(t, cl.coord, perDevice), before)
+	sameRows(t, "per-device hourly rows after the move", pgtest.Rows(t, cl.coord, perDevice), before)
 	if n := scalar(t, cl.shards[1], `SELECT count(*) FROM pg_class WHERE relname LIKE 'cond_p1%'`); n != 0 {
 		t.Fatalf("shard b keeps %d relations of cond_p1", n)
 	}

@@ -243,15 +243,8 @@ func (c *Coordinator) Table(ctx context.Context, name string) (*Table, error) {
 	if err := json.Unmarshal(spec, &t.Spec); err != nil {
 		return nil, fmt.Errorf("sharded table %q: %w", name, err)
 	}
-	rows, err := c.pool.Query(ctx, `SELECT partition, shard FROM pgts.shard_placement WHERE table_schema = $1 AND table_name = $2 ORDER BY partition`, t.Schema, t.Name)
-	if err != nil {
-		return nil, err
-	}
-	placed, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (placement, error) {
-		var p placement
-		err := r.Scan(&p.part, &p.shard)
-		return p, err
-	})
+	placed, err := c.placements(ctx, `SELECT partition, shard FROM pgts.shard_placement
+		WHERE table_schema = $1 AND table_name = $2 ORDER BY partition`, t.Schema, t.Name)
 	if err != nil {
 		return nil, err
 	}
@@ -273,6 +266,20 @@ func (c *Coordinator) Table(ctx context.Context, name string) (*Table, error) {
 type placement struct {
 	part  int
 	shard string
+}
+
+// placements runs sql, which selects a partition number and a shard name,
+// on the coordinator.
+func (c *Coordinator) placements(ctx context.Context, sql string, args ...any) ([]placement, error) {
+	rows, err := c.pool.Query(ctx, sql, args...)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (placement, error) {
+		var p placement
+		err := r.Scan(&p.part, &p.shard)
+		return p, err
+	})
 }
 
 // Tables lists the sharded tables, ready or not.

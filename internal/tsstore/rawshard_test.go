@@ -129,7 +129,7 @@ func TestShardedRawExactlyOnce(t *testing.T) {
 			t.Fatal(err)
 		}
 		if ledger != 0 {
-			t.Errorf("shard %d keeps %d ledgers of completed writes: %v", i, ledger, rawText(t, sp, `SELECT load_id FROM pgts.load`))
+			t.Errorf("shard %d keeps %d ledgers of completed writes: %v", i, ledger, pgtest.Rows(t, sp, `SELECT load_id FROM pgts.load`))
 		}
 	}
 	if onShards != total {
@@ -158,7 +158,7 @@ func TestShardedRawSameAsLocal(t *testing.T) {
 		mustFlush(t, plain)
 	}
 	q := `SELECT name, time, value FROM pgts.raw_points ORDER BY name, time`
-	got, want := rawText(t, coord, q), rawText(t, local, q)
+	got, want := pgtest.Rows(t, coord, q), pgtest.Rows(t, local, q)
 	if len(want) != 4000 || fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("pgts.raw_points: %d rows sharded, %d local", len(got), len(want))
 	}
@@ -179,27 +179,6 @@ func TestShardedRawSameAsLocal(t *testing.T) {
 			t.Fatalf("fetch %s: sharded %d %d %v\nlocal %d %d %v", name, g.Start, g.Step, g.Values, w.Start, w.Step, w.Values)
 		}
 	}
-}
-
-func rawText(t *testing.T, pool *pgxpool.Pool, q string) []string {
-	t.Helper()
-	rows, err := pool.Query(context.Background(), q)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		v, err := rows.Values()
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, fmt.Sprint(v...))
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return out
 }
 
 type testLogWriter struct{ t *testing.T }
