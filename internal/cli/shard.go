@@ -183,10 +183,10 @@ func newShardMoveCmd(a *app) *cobra.Command {
 	return &cobra.Command{
 		Use:   "move TABLE PARTITION SHARD",
 		Short: "Move one hash partition of a sharded table to another shard (rebalance)",
-		Long: `Move partition PARTITION (0 to N-1, see pgts.shard_placement) of the
-sharded table TABLE, whole, to shard SHARD: its rows and its load ledgers
-are copied to the new shard in one transaction while the old copy is
-locked against writes (reads go on), the coordinator's foreign table is
+		Long: `Move partition PARTITION (0 to N-1; pgts table show TABLE lists them by
+shard) of the sharded table TABLE, whole, to shard SHARD: its rows and its
+load ledgers are copied to the new shard in one transaction while the old
+copy is locked against writes (reads go on), the coordinator's foreign table is
 switched to the new shard, and the old copy is dropped. Writers that
 waited on the old copy fail; rerunning their load (same --load-id) resumes
 on the new shard without loading a row twice. A move that stops half-way
