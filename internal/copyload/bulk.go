@@ -525,8 +525,18 @@ func (l *Loader) bulkFinish(ctx context.Context, p *bulkPart) error {
 
 // indexAndAttach builds p's indexes and attaches it, in tx; it returns
 // when the index builds ended.
+//
+// With more than one worker the builds are serial: the workers already
+// keep as many backends busy, and a parallel build's helper would only
+// compete with them for the cores, its sorted run written to a temporary
+// file for the leader to merge.
 func (l *Loader) indexAndAttach(ctx context.Context, tx pgx.Tx, p *bulkPart) (time.Time, error) {
 	t := l.target.Series
+	if l.cfg.Workers > 1 {
+		if _, err := tx.Exec(ctx, "SET LOCAL max_parallel_maintenance_workers = 0", pgx.QueryExecModeSimpleProtocol); err != nil {
+			return time.Time{}, fmt.Errorf("building the indexes of partition %q: %w", p.name, err)
+		}
+	}
 	for _, ix := range l.bulk.indexes {
 		if _, err := tx.Exec(ctx, ix.head+p.table+ix.tail); err != nil {
 			return time.Time{}, fmt.Errorf("building the indexes of partition %q: %w", p.name, err)
