@@ -292,15 +292,16 @@ func (z *Zones) scanTimestamp(s []byte, withTZ bool) (int64, bool) {
 	return t, reason == ""
 }
 
-// fixedTimestamp reads the commonest spelling of all at fixed offsets,
+// fixedTimestamp reads the commonest spellings of all at fixed offsets,
 //
-//	YYYY-MM-DD( |T)HH:MM:SS[.f{1,6}]
+//	YYYY-MM-DD( |T)HH:MM:SS[.f{1,6}][Z|±HH[:MM]]
 //
-// without a zone (so in the session's zone), giving what fastTimestamp's
-// scanner gives; ok is false for anything else, which the scanner then
-// reads. It only ever accepts.
+// (without a zone, in the session's zone; "+00" is how the server writes
+// timestamptz in UTC), giving what fastTimestamp's scanner gives; ok is
+// false for anything else, which the scanner then reads. It only ever
+// accepts.
 func (z *Zones) fixedTimestamp(s []byte, withTZ bool) (int64, bool) {
-	if len(s) < 19 || len(s) > 26 || s[4] != '-' || s[7] != '-' || s[10] != ' ' && s[10] != 'T' || s[13] != ':' || s[16] != ':' {
+	if len(s) < 19 || s[4] != '-' || s[7] != '-' || s[10] != ' ' && s[10] != 'T' || s[13] != ':' || s[16] != ':' {
 		return 0, false
 	}
 	y1, ok1 := two(s[0:2])
@@ -316,25 +317,55 @@ func (z *Zones) fixedTimestamp(s []byte, withTZ bool) (int64, bool) {
 		return 0, false
 	}
 	tm := pgTm{year: y, mon: m, mday: d, hour: h, min: mi, sec: sec}
-	if len(s) > 19 {
-		if s[19] != '.' || len(s) == 20 {
-			return 0, false
-		}
+	i := 19
+	if i < len(s) && s[i] == '.' {
+		i++
+		start := i
 		var us int64
-		for _, c := range s[20:] {
-			v := c - '0'
+		for i < len(s) && i-start <= 6 {
+			v := s[i] - '0'
 			if v > 9 {
-				return 0, false
+				break
 			}
 			us = us*10 + int64(v)
+			i++
 		}
-		for range 26 - len(s) {
+		n := i - start
+		if n == 0 || n > 6 {
+			return 0, false
+		}
+		for range 6 - n {
 			us *= 10
 		}
 		tm.fsec = us
 	}
-	tz := 0
-	if withTZ {
+	tz, zoned := 0, false
+	switch rest := s[i:]; {
+	case len(rest) == 0:
+	case len(rest) == 1 && rest[0] == 'Z' && z.zIsUTC:
+		zoned = true
+	case (rest[0] == '+' || rest[0] == '-') && (len(rest) == 3 || len(rest) == 6 && rest[3] == ':'):
+		zh, ok := two(rest[1:3])
+		if !ok || zh > 15 {
+			return 0, false
+		}
+		zm := 0
+		if len(rest) == 6 {
+			if zm, ok = two(rest[4:6]); !ok || zm > 59 {
+				return 0, false
+			}
+		}
+		tz, zoned = -(zh*3600 + zm*60), true
+		if rest[0] == '-' {
+			tz = -tz
+		}
+	default:
+		return 0, false
+	}
+	switch {
+	case !withTZ:
+		tz = 0
+	case !zoned:
 		tz = -z.session.offsetFor(&tm)
 	}
 	t, reason := tm2timestamp(&tm, tz)
