@@ -512,7 +512,7 @@ func (l *Loader) bulkFinish(ctx context.Context, p *bulkPart) error {
 		// path's retry made it again): its indexes came with the ATTACH.
 		return nil
 	}
-	t1, err := l.indexAndAttach(ctx, tx, p)
+	t1, err := l.indexAndAttach(ctx, tx, p, false)
 	if err != nil {
 		return err
 	}
@@ -526,13 +526,15 @@ func (l *Loader) bulkFinish(ctx context.Context, p *bulkPart) error {
 // indexAndAttach builds p's indexes and attaches it, in tx; it returns
 // when the index builds ended.
 //
-// With more than one worker the builds are serial: the workers already
-// keep as many backends busy, and a parallel build's helper would only
-// compete with them for the cores, its sorted run written to a temporary
-// file for the leader to merge.
-func (l *Loader) indexAndAttach(ctx context.Context, tx pgx.Tx, p *bulkPart) (time.Time, error) {
+// With serial, the builds take no parallel helper: a unit's builds run
+// while the other workers load, which keep their backends busy, and a
+// helper would only compete with them for the cores, its sorted run
+// written to a temporary file for the leader to merge. A split
+// partition's builds come after its batches, when the workers have
+// often nothing left: the server decides, as for any CREATE INDEX.
+func (l *Loader) indexAndAttach(ctx context.Context, tx pgx.Tx, p *bulkPart, serial bool) (time.Time, error) {
 	t := l.target.Series
-	if l.cfg.Workers > 1 {
+	if serial {
 		if _, err := tx.Exec(ctx, "SET LOCAL max_parallel_maintenance_workers = 0", pgx.QueryExecModeSimpleProtocol); err != nil {
 			return time.Time{}, fmt.Errorf("building the indexes of partition %q: %w", p.name, err)
 		}

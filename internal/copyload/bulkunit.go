@@ -133,7 +133,7 @@ func (l *Loader) tryUnit(ctx context.Context, conn *pgx.Conn, p *bulkPart, batch
 		}
 	}
 	t1 := time.Now()
-	t2, err := l.indexAndAttach(ctx, tx, p)
+	t2, err := l.indexAndAttach(ctx, tx, p, l.cfg.Workers > 1)
 	if err != nil {
 		return err
 	}
