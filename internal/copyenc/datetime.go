@@ -251,37 +251,11 @@ func (z *Zones) scanTimestamp(s []byte, withTZ bool) (int64, bool) {
 		if !timed {
 			return 0, false // "2024-01-02-05" is one date field to PostgreSQL
 		}
-		switch s[p.i] {
-		case 'Z':
-			if !z.zIsUTC {
-				return 0, false
-			}
-			p.i++
-			haveZone = true
-		case '+', '-':
-			sign := s[p.i]
-			p.i++
-			h, ok := p.digits(2, 2)
-			if !ok || h > 15 {
-				return 0, false
-			}
-			mi := 0
-			if p.byte(':') || p.i < len(s) {
-				if mi, ok = p.digits(2, 2); !ok || mi > 59 {
-					return 0, false
-				}
-			}
-			tz = -(h*3600 + mi*60)
-			if sign == '-' {
-				tz = -tz
-			}
-			haveZone = true
-		default:
+		var ok bool
+		if tz, ok = z.zoneSuffix(s[p.i:]); !ok {
 			return 0, false
 		}
-	}
-	if p.i != len(s) {
-		return 0, false
+		haveZone = true
 	}
 	if !withTZ {
 		tz = 0
@@ -339,28 +313,12 @@ func (z *Zones) fixedTimestamp(s []byte, withTZ bool) (int64, bool) {
 		}
 		tm.fsec = us
 	}
-	tz, zoned := 0, false
-	switch rest := s[i:]; {
-	case len(rest) == 0:
-	case len(rest) == 1 && rest[0] == 'Z' && z.zIsUTC:
-		zoned = true
-	case (rest[0] == '+' || rest[0] == '-') && (len(rest) == 3 || len(rest) == 6 && rest[3] == ':'):
-		zh, ok := two(rest[1:3])
-		if !ok || zh > 15 {
+	tz, zoned := 0, i < len(s)
+	if zoned {
+		var ok bool
+		if tz, ok = z.zoneSuffix(s[i:]); !ok {
 			return 0, false
 		}
-		zm := 0
-		if len(rest) == 6 {
-			if zm, ok = two(rest[4:6]); !ok || zm > 59 {
-				return 0, false
-			}
-		}
-		tz, zoned = -(zh*3600 + zm*60), true
-		if rest[0] == '-' {
-			tz = -tz
-		}
-	default:
-		return 0, false
 	}
 	switch {
 	case !withTZ:
@@ -370,6 +328,37 @@ func (z *Zones) fixedTimestamp(s []byte, withTZ bool) (int64, bool) {
 	}
 	t, reason := tm2timestamp(&tm, tz)
 	return t, reason == ""
+}
+
+// zoneSuffix reads the zone that ends a timestamp's text: Z (when the
+// abbreviation means UTC), ±HH, ±HH:MM or ±HHMM (hours to 15). tz is in
+// seconds, as tm2timestamp takes it (east of Greenwich negative).
+func (z *Zones) zoneSuffix(b []byte) (tz int, ok bool) {
+	if len(b) == 1 && b[0] == 'Z' {
+		return 0, z.zIsUTC
+	}
+	if len(b) < 3 || b[0] != '+' && b[0] != '-' {
+		return 0, false
+	}
+	h, hok := two(b[1:3])
+	mi, mok := 0, true
+	switch {
+	case len(b) == 3:
+	case len(b) == 6 && b[3] == ':':
+		mi, mok = two(b[4:6])
+	case len(b) == 5:
+		mi, mok = two(b[3:5])
+	default:
+		return 0, false
+	}
+	if !hok || !mok || h > 15 || mi > 59 {
+		return 0, false
+	}
+	tz = -(h*3600 + mi*60)
+	if b[0] == '-' {
+		tz = -tz
+	}
+	return tz, true
 }
 
 // two reads two decimal digits.
