@@ -268,7 +268,7 @@ func (z *Zones) scanTimestamp(s []byte, withTZ bool) (int64, bool) {
 
 // fixedTimestamp reads the commonest spellings of all at fixed offsets,
 //
-//	YYYY-MM-DD( |T)HH:MM:SS[.f{1,6}][Z|±HH[:MM]]
+//	YYYY-MM-DD( |T)HH:MM:SS[.f{1,6}][Z|±HH[[:]MM]]
 //
 // (without a zone, in the session's zone; "+00" is how the server writes
 // timestamptz in UTC), giving what fastTimestamp's scanner gives; ok is
