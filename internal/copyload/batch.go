@@ -68,3 +68,18 @@ func (b *batch) copyReader(i, j int, binary bool) io.Reader {
 	}
 	return io.MultiReader(bytes.NewReader(copyenc.BinaryHeader), rows, bytes.NewReader(copyenc.BinaryTrailer))
 }
+
+// unitReader streams all the rows of batches as one COPY's data.
+func unitReader(batches []*batch, binary bool) io.Reader {
+	rs := make([]io.Reader, 0, len(batches)+2)
+	if binary {
+		rs = append(rs, bytes.NewReader(copyenc.BinaryHeader))
+	}
+	for _, b := range batches {
+		rs = append(rs, bytes.NewReader(b.rowRange(0, b.rows())))
+	}
+	if binary {
+		rs = append(rs, bytes.NewReader(copyenc.BinaryTrailer))
+	}
+	return io.MultiReader(rs...)
+}

@@ -21,7 +21,8 @@ import (
 // attaches it and records the ledger rows of all its batches:
 //
 //	BEGIN; CREATE TABLE P (LIKE parent ...); CHECK (bounds)
-//	COPY P FROM STDIN (FORMAT binary, FREEZE)   × each batch, ledger row each
+//	COPY P FROM STDIN (FORMAT binary, FREEZE)   all batches in one COPY
+//	INSERT INTO ledger ...                      × each batch
 //	CREATE INDEX ON P ...                       × each index of the parent
 //	advisory lock; ATTACH PARTITION P; DROP CONSTRAINT bounds; COMMIT
 //
@@ -118,15 +119,19 @@ func (l *Loader) tryUnit(ctx context.Context, conn *pgx.Conn, p *bulkPart, batch
 		return fmt.Errorf("creating partition %q for the bulk path: %w", p.name, err)
 	}
 	created := time.Since(t0)
+	// One COPY for the whole unit: each COPY costs the server a set-up
+	// and tear-down of its insert buffer's thousand slots that grows with
+	// their square (about 1 ms here), which per 10,000-row batch was a
+	// tenth of the server's time for the unit.
 	sql := "COPY " + p.table + strings.TrimSuffix(l.copyTail, ")") + ", FREEZE)"
-	for _, b := range batches {
-		if _, err := conn.PgConn().CopyFrom(ctx, b.copyReader(0, b.rows(), l.binary), sql); err != nil {
-			if pg.DataError(err) {
-				return fmt.Errorf("%w: %w", errUnitData, err)
-			}
-			return err
+	if _, err := conn.PgConn().CopyFrom(ctx, unitReader(batches, l.binary), sql); err != nil {
+		if pg.DataError(err) {
+			return fmt.Errorf("%w: %w", errUnitData, err)
 		}
-		if l.cfg.LoadID != "" {
+		return err
+	}
+	if l.cfg.LoadID != "" {
+		for _, b := range batches {
 			if err := l.recordBatch(ctx, tx, b, int64(b.rows()), nil); err != nil {
 				return err
 			}
