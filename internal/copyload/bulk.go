@@ -24,8 +24,8 @@ import (
 // outgrows BulkUnitRows:
 //
 //	closed within BulkUnitRows → one unit, one worker, one transaction
-//	  (bulkunit.go): CREATE TABLE; COPY ... FREEZE each batch with its
-//	  ledger row; CREATE INDEX; ATTACH; COMMIT
+//	  (bulkunit.go): CREATE TABLE; one COPY ... FREEZE of all its
+//	  batches; their ledger rows; CREATE INDEX; ATTACH; COMMIT
 //	larger → split: the table is made and committed (marked by its comment)
 //	  and its batches go to all the workers, each in its own transaction
 //	  with its ledger row as on the live path (no index to maintain); when
