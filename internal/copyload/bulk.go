@@ -20,8 +20,8 @@ import (
 // first (which makes every row maintain the parent's indexes as it
 // arrives), but filled as a standalone table, indexed once, then attached.
 // The router holds the batches of such a partition until it closes (the
-// input ended, or more than max(2, Workers) bulk partitions are open) or
-// outgrows BulkUnitRows:
+// input ended, or another bulk partition opens while max(2, Workers) are
+// open; only one at first, see bulkState.limit) or outgrows BulkUnitRows:
 //
 //	closed within BulkUnitRows → one unit, one worker, one transaction
 //	  (bulkunit.go): CREATE TABLE; one COPY ... FREEZE of all its
@@ -73,8 +73,13 @@ const DefaultBulkUnitRows = 1_000_000
 type bulkState struct {
 	indexes []bulkIndex // the parent's indexes, to build on each partition
 	margin  time.Duration
-	limit   int // bulk partitions open at once (router)
-	unit    int // rows of the largest partition sent as one unit
+	// limit is how many bulk partitions stay open at once (router). It
+	// starts at one: time-ordered input then closes a partition as soon
+	// as the next opens, and the workers start a partition's time earlier
+	// than with two held. The first row for a closed partition (input out
+	// of order across a boundary) raises it to maxLimit.
+	limit, maxLimit int
+	unit            int // rows of the largest partition sent as one unit
 
 	ctx context.Context // for the finishing goroutines
 	fin errgroup.Group
@@ -166,7 +171,7 @@ func (l *Loader) bulkStart(ctx context.Context) error {
 	if unit == 0 {
 		unit = DefaultBulkUnitRows
 	}
-	l.bulk = &bulkState{indexes: idx, margin: margin, limit: max(2, l.cfg.Workers), unit: unit, ctx: ctx, parts: map[int64]*bulkPart{}}
+	l.bulk = &bulkState{indexes: idx, margin: margin, limit: 1, maxLimit: max(2, l.cfg.Workers), unit: unit, ctx: ctx, parts: map[int64]*bulkPart{}}
 	return nil
 }
 
@@ -377,6 +382,11 @@ func (r *router) bulkAssign(ctx context.Context, b *batch) error {
 		return nil
 	}
 	if p.closed {
+		if bs.limit < bs.maxLimit {
+			bs.limit = bs.maxLimit
+			r.l.log.Debug("bulk path: a row came for a closed partition; more partitions stay open from now on",
+				"partition", p.name, "open", bs.limit)
+		}
 		select {
 		case <-p.done:
 		case <-ctx.Done(): // a worker failed (the finish will not come) or the load was interrupted
