@@ -111,8 +111,11 @@ one transaction (COPY FREEZE; other workers load other partitions); a larger
 one by all workers, batch by batch. Its rows are invisible until it is
 attached; a larger partition interrupted stays unattached, and rerunning
 the load with the same --load-id finishes it. Partitions that exist, or are
-recent, load as usual. Tables with unique or exclusion constraints, foreign
-keys, triggers or hash sub-partitions are loaded as usual, with a notice.`,
+recent, load as usual. Input in time order loads fastest: a partition is
+sent once rows of the next one come, and a row that comes after its
+partition was sent waits for it to be attached and then loads as usual.
+Tables with unique or exclusion constraints, foreign keys, triggers or
+hash sub-partitions are loaded as usual, with a notice.`,
 		Example: `  pgts load conditions data.csv --header
   zcat big.csv.gz | pgts load conditions - --columns time,device,temperature
   pgts load conditions part1.csv.zst part2.csv.zst --load-id nightly-2024-05-01 --workers 4
