@@ -59,24 +59,29 @@ func (b *batch) reset() {
 	b.seq, b.table, b.leaf, b.digest, b.bulk = 0, "", "", nil, nil
 }
 
-// copyReader streams rows [i, j) in the COPY format: binary needs its
-// header and trailer around the rows.
+// copyReader streams rows [i, j) as one COPY's data.
 func (b *batch) copyReader(i, j int, binary bool) io.Reader {
-	rows := bytes.NewReader(b.rowRange(i, j))
-	if !binary {
-		return rows
-	}
-	return io.MultiReader(bytes.NewReader(copyenc.BinaryHeader), rows, bytes.NewReader(copyenc.BinaryTrailer))
+	return copyData(binary, b.rowRange(i, j))
 }
 
 // unitReader streams all the rows of batches as one COPY's data.
 func unitReader(batches []*batch, binary bool) io.Reader {
-	rs := make([]io.Reader, 0, len(batches)+2)
+	rows := make([][]byte, len(batches))
+	for i, b := range batches {
+		rows[i] = b.rowRange(0, b.rows())
+	}
+	return copyData(binary, rows...)
+}
+
+// copyData streams encoded rows in the COPY format: binary needs its
+// header and trailer around them.
+func copyData(binary bool, rows ...[]byte) io.Reader {
+	rs := make([]io.Reader, 0, len(rows)+2)
 	if binary {
 		rs = append(rs, bytes.NewReader(copyenc.BinaryHeader))
 	}
-	for _, b := range batches {
-		rs = append(rs, bytes.NewReader(b.rowRange(0, b.rows())))
+	for _, r := range rows {
+		rs = append(rs, bytes.NewReader(r))
 	}
 	if binary {
 		rs = append(rs, bytes.NewReader(copyenc.BinaryTrailer))
