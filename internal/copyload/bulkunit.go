@@ -22,7 +22,7 @@ import (
 //
 //	BEGIN; CREATE TABLE P (LIKE parent ...); CHECK (bounds)
 //	COPY P FROM STDIN (FORMAT binary, FREEZE)   all batches in one COPY
-//	INSERT INTO ledger ...                      × each batch
+//	INSERT INTO ledger ...                      × each batch, one round trip
 //	CREATE INDEX ON P ...                       × each index of the parent
 //	advisory lock; ATTACH PARTITION P; DROP CONSTRAINT bounds; COMMIT
 //
@@ -131,10 +131,8 @@ func (l *Loader) tryUnit(ctx context.Context, conn *pgx.Conn, p *bulkPart, batch
 		return err
 	}
 	if l.cfg.LoadID != "" {
-		for _, b := range batches {
-			if err := l.recordBatch(ctx, tx, b, int64(b.rows()), nil); err != nil {
-				return err
-			}
+		if err := l.recordUnit(ctx, tx, batches); err != nil {
+			return err
 		}
 	}
 	t1 := time.Now()

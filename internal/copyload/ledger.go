@@ -192,21 +192,45 @@ func (l *Loader) batchLines(b *batch) string {
 
 // recordBatch writes the batch's ledger row inside its transaction.
 func (l *Loader) recordBatch(ctx context.Context, tx pgx.Tx, b *batch, loaded int64, rejects []Reject) error {
+	args, err := l.ledgerRow(b, loaded, rejects)
+	if err != nil {
+		return err
+	}
+	_, err = tx.Exec(ctx, insertLedgerRow, args...)
+	return err
+}
+
+// recordUnit records the ledger rows of a bulk unit's batches, all
+// loaded, in one round trip.
+func (l *Loader) recordUnit(ctx context.Context, tx pgx.Tx, batches []*batch) error {
+	var q pgx.Batch
+	for _, b := range batches {
+		args, err := l.ledgerRow(b, int64(b.rows()), nil)
+		if err != nil {
+			return err
+		}
+		q.Queue(insertLedgerRow, args...)
+	}
+	return tx.SendBatch(ctx, &q).Close()
+}
+
+const insertLedgerRow = `INSERT INTO pgts.load_batch (load_id, batch, rows, rejected, rejects, digest, first_line, last_line)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`
+
+// ledgerRow is the arguments of insertLedgerRow for batch b.
+func (l *Loader) ledgerRow(b *batch, loaded int64, rejects []Reject) ([]any, error) {
 	var rj []byte
 	if len(rejects) > 0 {
 		var err error
 		if rj, err = json.Marshal(rejects); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	var first, last int64
 	if n := len(b.lines); n > 0 {
 		first, last = b.lines[0], b.lines[n-1]
 	}
-	_, err := tx.Exec(ctx, `INSERT INTO pgts.load_batch (load_id, batch, rows, rejected, rejects, digest, first_line, last_line)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-		l.cfg.LoadID, b.seq, loaded, int64(len(rejects)), rj, b.digest, first, last)
-	return err
+	return []any{l.cfg.LoadID, b.seq, loaded, int64(len(rejects)), rj, b.digest, first, last}, nil
 }
 
 // committed checks the ledger for a batch whose COMMIT had an unknown
