@@ -157,6 +157,11 @@ type Loader struct {
 
 	queue chan *batch
 	free  chan *batch
+	// The rows and encoded bytes of the last full batch the router sent:
+	// a batch made new starts with that capacity, so that it does not
+	// grow by copying itself over and over as it fills (a batch is held
+	// long on the bulk path, so the free list often has none). Router only.
+	fullRows, fullBytes int
 
 	copyTail string        // the COPY statement after the table name
 	cols     []Column      // the columns COPY writes, in order

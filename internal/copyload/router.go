@@ -126,6 +126,9 @@ func (r *router) send(ctx context.Context, i int) error {
 		r.l.release(b)
 		return nil
 	}
+	if b.rows() >= r.l.cfg.BatchRows || b.enc.Len() >= r.l.cfg.BatchBytes {
+		r.l.fullRows, r.l.fullBytes = b.rows(), b.enc.Len()
+	}
 	r.seq++
 	b.seq = r.seq
 	if e, ok := r.l.done[b.seq]; ok {
@@ -173,11 +176,15 @@ func (l *Loader) newBatch() *batch {
 		return b
 	default:
 	}
-	b := &batch{}
+	// Room for a full batch like the last, and an eighth more: rows vary.
+	// Bounded, for the batches of a table of wide rows: past a few MiB
+	// growing costs little beside filling.
+	n, size := min(l.fullRows, 1<<16), min(l.fullBytes+l.fullBytes/8, 8<<20)
+	b := &batch{ends: make([]int, 0, n), lines: make([]int64, 0, n), srcs: make([]int32, 0, n), spans: make([]inputSpan, 0, n)}
 	if l.binary {
-		b.enc = copyenc.NewBinaryWriter(0)
+		b.enc = copyenc.NewBinaryWriter(size)
 	} else {
-		b.enc = copyenc.NewTextWriter(0)
+		b.enc = copyenc.NewTextWriter(size)
 	}
 	return b
 }
