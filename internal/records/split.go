@@ -57,7 +57,8 @@ func (c *Chunk) Tail() bool { return c.tail != nil }
 // end. Input without quotes (CSV) or backslashes (text) is cut at its
 // last line end at memchr speed; other input is scanned byte by byte.
 //
-// Next must be called from one goroutine; Recycle may be called from any.
+// Next must be called by one goroutine at a time; Recycle may be called
+// from any.
 type Splitter struct {
 	src   io.Reader
 	size  int // the chunk size aimed at
