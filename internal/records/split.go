@@ -188,15 +188,19 @@ func (s *Splitter) Recycle(c *Chunk) {
 }
 
 // read reads more input after buf[:n], growing buf when it is full, with
-// the bounds of Reader.fill.
+// the bounds of Reader.fill. It reads up to a little past the chunk size
+// (or a step past n), not to the end of buf: the bytes after the cut are
+// copied to the next chunk's buffer, so the fewer the better.
 func (s *Splitter) read() {
 	if s.n == len(s.buf) {
 		nb := make([]byte, 2*len(s.buf))
 		copy(nb, s.buf[:s.n])
 		s.buf = nb
 	}
-	n, err := s.src.Read(s.buf[s.n:])
-	if n < 0 || n > len(s.buf)-s.n {
+	step := max(s.size/8, 4096)
+	hi := min(len(s.buf), max(s.n, s.size)+step)
+	n, err := s.src.Read(s.buf[s.n:hi])
+	if n < 0 || n > hi-s.n {
 		s.rerr = fmt.Errorf("source returned an invalid count %d", n)
 		return
 	}
@@ -213,17 +217,21 @@ func (s *Splitter) read() {
 	}
 }
 
-// cut makes a chunk of buf[:end] and moves the rest to the front.
+// cut makes a chunk of buf[:end]: the chunk takes buf, and the bytes
+// after end move to a buffer of their own (a recycled one when there is).
 func (s *Splitter) cut(end int) *Chunk {
-	var data []byte
+	var next []byte
 	select {
-	case data = <-s.free:
+	case next = <-s.free:
 	default:
 	}
-	if cap(data) < end {
-		data = make([]byte, 0, max(end, s.size+s.size/4))
+	rest := s.n - end
+	if cap(next) < max(rest+4096, 2*s.size) {
+		next = make([]byte, max(rest+4096, 2*s.size))
 	}
-	data = append(data[:0], s.buf[:end]...)
+	next = next[:cap(next)]
+	copy(next, s.buf[end:s.n])
+	data := s.buf[:end]
 	c := &Chunk{data: data, at: s.at}
 	s.at.base += int64(end)
 	s.at.nLF += int64(bytes.Count(data, []byte{'\n'}))
@@ -232,7 +240,7 @@ func (s *Splitter) cut(end int) *Chunk {
 		s.at.prev = data[end-1]
 	}
 	s.at.eol = s.eol
-	s.n = copy(s.buf, s.buf[end:s.n])
+	s.buf, s.n = next, rest
 	s.scanned -= end
 	s.last = 0
 	return c
