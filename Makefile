@@ -6,7 +6,7 @@ BIN     := bin/pgts
 VERSION := $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X github.com/pgts/pgts/internal/cli.Version=$(VERSION)
 
-.PHONY: all build deps test-deps demo test fmt-check vet parity bench-render bench-load bench-bulk bench-insert bench-partition bench-serve bench-events bench-memory clean
+.PHONY: all build deps test-deps demo test fmt-check vet parity bench-render bench-load bench-parse bench-bulk bench-insert bench-partition bench-serve bench-events bench-memory clean
 
 all: build
 
@@ -66,6 +66,13 @@ bench-load: deps build
 	$(BIN) bench load --stores pgts --loaders psql-copy,pgts-binary --workers 1,$$(nproc) \
 		--batches $(BATCHES) --index both --repeat $(REPEAT) --markdown --out bench-results/$(STAMP)-load-both | tee bench-results/load-both.md
 	$(BIN) report bench-results/$(STAMP)-load-time bench-results/$(STAMP)-load-both
+
+# bench-parse: the file parser with one goroutine against one per core, and
+# two processes sharing nothing as the machine's own limit
+# (scripts/bench-parse.sh; ROUNDS, BEST and ROWS to resize).
+bench-parse:
+	@mkdir -p bench-results
+	scripts/bench-parse.sh | tee bench-results/parse.md
 
 # bench-bulk: pgts load --bulk beside the live path (pgts-binary) and the
 # server's own ceiling (server-copy: binary files the server reads itself)
