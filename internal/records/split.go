@@ -225,9 +225,12 @@ func (s *Splitter) cut(end int) *Chunk {
 	case next = <-s.free:
 	default:
 	}
+	// Room for the rest and a read to a little past the chunk size (see
+	// read); a record longer than that grows the buffer as it is read.
 	rest := s.n - end
-	if cap(next) < max(rest+4096, 2*s.size) {
-		next = make([]byte, max(rest+4096, 2*s.size))
+	want := max(rest+max(s.size/8, 4096), s.size+s.size/4)
+	if cap(next) < want {
+		next = make([]byte, want)
 	}
 	next = next[:cap(next)]
 	copy(next, s.buf[end:s.n])
