@@ -79,15 +79,24 @@ bench-parse:
 # on the same conditions rows (10 M), REPEAT interleaved repeats, twice:
 # into 1-hour partitions (600,000 rows each: the bulk path loads each as
 # one unit, in one transaction), then into one weekly partition (split
-# across the workers). scripts/bench-bulk-units.sh runs live against
-# --bulk alone, for clusters made with other settings (--wal-minimal).
+# across the workers). Then the hourly run again on a second embedded
+# cluster made for it with the bulk-load profile (db start --wal-minimal:
+# wal_level = minimal) in BULK_MINIMAL_DIR, destroyed afterwards.
+# scripts/bench-bulk-units.sh runs live against --bulk alone.
 BULK_WORKERS ?= 2
+BULK_MINIMAL_DIR ?= /tmp/pgts-bench-wal-minimal
 bench-bulk: deps build
 	@mkdir -p bench-results
 	$(BIN) bench load --stores pgts --pgts-interval 1h --loaders pgts-binary,pgts-bulk,server-copy --workers $(BULK_WORKERS) \
 		--batches $(BATCHES) --index time --repeat $(REPEAT) --markdown --out bench-results/$(STAMP)-bulk-hourly | tee bench-results/bulk-hourly.md
 	$(BIN) bench load --stores pgts --loaders pgts-binary,pgts-bulk,server-copy --workers $(BULK_WORKERS) \
 		--batches $(BATCHES) --index time --repeat $(REPEAT) --markdown --out bench-results/$(STAMP)-bulk | tee bench-results/bulk.md
+	$(BIN) --data-dir $(BULK_MINIMAL_DIR) db destroy --yes
+	$(BIN) --data-dir $(BULK_MINIMAL_DIR) db start --wal-minimal
+	$(BIN) --data-dir $(BULK_MINIMAL_DIR) bench load --stores pgts --pgts-interval 1h --loaders pgts-binary,pgts-bulk,server-copy \
+		--workers $(BULK_WORKERS) --batches $(BATCHES) --index time --repeat $(REPEAT) --markdown \
+		--out bench-results/$(STAMP)-bulk-hourly-wal-minimal | tee bench-results/bulk-hourly-wal-minimal.md
+	$(BIN) --data-dir $(BULK_MINIMAL_DIR) db destroy --yes
 
 # bench-insert: the insert benchmark's steps (iibench) on a plain table and
 # on a pgts series table, a few minutes on a small machine; the report
