@@ -67,7 +67,7 @@ for r in $(seq "$ROUNDS"); do
 	b=$(best run "$N")
 	c=$(best pair)
 	echo "$r $a $b $c" >>"$out"
-	awk -v r="$r" -v a="$a" -v b="$b" -v c="$c" -v n="$N" \
+	awk -v r="$r" -v a="$a" -v b="$b" -v c="$c" \
 		'BEGIN { printf "%-6s %10.1f %10.1f %10.1f %8.3f %8.3f\n", r, a, b, c, b / a, c / a }'
 done
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }

@@ -102,7 +102,7 @@ func (r *router) rowDone(ctx context.Context, b *batch, src int32, line int64, s
 	b.lines = append(b.lines, line)
 	b.srcs = append(b.srcs, src)
 	b.spans = append(b.spans, sp)
-	if b.rows() >= r.l.cfg.BatchRows || b.enc.Len() >= r.l.cfg.BatchBytes {
+	if r.l.full(b) {
 		for i, o := range r.open {
 			if o == b {
 				return r.send(ctx, i)
@@ -126,7 +126,7 @@ func (r *router) send(ctx context.Context, i int) error {
 		r.l.release(b)
 		return nil
 	}
-	if b.rows() >= r.l.cfg.BatchRows || b.enc.Len() >= r.l.cfg.BatchBytes {
+	if r.l.full(b) {
 		r.l.fullRows, r.l.fullBytes = b.rows(), b.enc.Len()
 	}
 	r.seq++
@@ -167,6 +167,12 @@ func (r *router) flushAll(ctx context.Context) error {
 		}
 	}
 	return r.bulkCloseAll(ctx)
+}
+
+// full reports that b holds BatchRows rows or BatchBytes bytes: it is
+// sent.
+func (l *Loader) full(b *batch) bool {
+	return b.rows() >= l.cfg.BatchRows || b.enc.Len() >= l.cfg.BatchBytes
 }
 
 // newBatch takes a recycled batch or makes one.

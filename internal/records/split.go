@@ -197,8 +197,7 @@ func (s *Splitter) read() {
 		copy(nb, s.buf[:s.n])
 		s.buf = nb
 	}
-	step := max(s.size/8, 4096)
-	hi := min(len(s.buf), max(s.n, s.size)+step)
+	hi := min(len(s.buf), max(s.n, s.size)+s.step())
 	n, err := s.src.Read(s.buf[s.n:hi])
 	if n < 0 || n > hi-s.n {
 		s.rerr = fmt.Errorf("source returned an invalid count %d", n)
@@ -217,6 +216,9 @@ func (s *Splitter) read() {
 	}
 }
 
+// step is how far past the chunk size (or past what is read) a read goes.
+func (s *Splitter) step() int { return max(s.size/8, 4096) }
+
 // cut makes a chunk of buf[:end]: the chunk takes buf, and the bytes
 // after end move to a buffer of their own (a recycled one when there is).
 func (s *Splitter) cut(end int) *Chunk {
@@ -228,7 +230,7 @@ func (s *Splitter) cut(end int) *Chunk {
 	// Room for the rest and a read to a little past the chunk size (see
 	// read); a record longer than that grows the buffer as it is read.
 	rest := s.n - end
-	want := max(rest+max(s.size/8, 4096), s.size+s.size/4)
+	want := max(rest+s.step(), s.size+s.size/4)
 	if cap(next) < want {
 		next = make([]byte, want)
 	}
