@@ -205,6 +205,21 @@ var migrations = []string{
 	COMMENT ON COLUMN pgts.sharded_table.dropping IS 'pgts table drop began: the coordinator''s parent is gone; the placement rows left are partitions still to drop on their shards.';
 	ALTER TABLE pgts.shard_placement ADD COLUMN IF NOT EXISTS move_peer text REFERENCES pgts.shard (name);
 	COMMENT ON COLUMN pgts.shard_placement.move_peer IS 'pgts shard move under way: while shard is the old one, the shard being copied to; once shard is the new one, the old shard the partition is still to be dropped from.';`,
+	// 6: partitions a bulk load (pgts load --bulk) made and filled but has
+	// not attached yet: each belongs to one load ID, which alone may fill
+	// it further and attach it. Self-contained (IF NOT EXISTS).
+	`CREATE TABLE IF NOT EXISTS pgts.bulk_partition (
+		partition_schema text NOT NULL,
+		partition_name   text NOT NULL,
+		target           text NOT NULL,
+		load_id          text NOT NULL,
+		lower_bound      text NOT NULL,
+		upper_bound      text NOT NULL,
+		created_at       timestamptz NOT NULL DEFAULT now(),
+		PRIMARY KEY (partition_schema, partition_name)
+	);
+	CREATE INDEX IF NOT EXISTS bulk_partition_load ON pgts.bulk_partition (load_id);
+	COMMENT ON TABLE pgts.bulk_partition IS 'Partitions of series tables (target, as in pgts.load) that a bulk load made and has not attached yet: their rows are invisible until the load with load_id completes, or pgts loads abandon drops them.';`,
 }
 
 // Version is the catalog version this build of pgts writes.

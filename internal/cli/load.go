@@ -32,6 +32,7 @@ type loadFlags struct {
 	text, asyncCommit                bool
 	route                            string
 	loadID                           string
+	madeLoadID                       bool // loadID was made for a bulk load given none
 	rejects                          string
 	maxRejects                       int64
 	batchLog                         string
@@ -109,9 +110,13 @@ UPDATE EXCLUSIVE on the table, which writers of other partitions do not
 wait for). A partition of up to 1,000,000 rows is loaded by one worker in
 one transaction (COPY FREEZE; other workers load other partitions); a larger
 one by all workers, batch by batch. Its rows are invisible until it is
-attached; a larger partition interrupted stays unattached, and rerunning
-the load with the same --load-id finishes it. Partitions that exist, or are
-recent, load as usual. Input in time order loads fastest: a partition is
+attached; a larger partition interrupted stays unattached and belongs to
+its load ID alone: rerunning the load with the same --load-id (and --bulk)
+finishes it, 'pgts loads abandon ID' drops it, and any other load into its
+range is refused until then ('pgts table show' lists such partitions). A
+--bulk load given no --load-id gets one, printed when it is interrupted.
+Batches are cut the same way whatever order the input is in, so a --bulk
+load resumes exactly. Partitions that exist, or are recent, load as usual. Input in time order loads fastest: a partition is
 sent once rows of the next one come, and a row that comes after its
 partition was sent waits for it to be attached and then loads as usual.
 Tables with unique or exclusion constraints, foreign keys, triggers or
@@ -323,8 +328,25 @@ func runLoad(ctx context.Context, a *app, f loadFlags, table string, files []str
 		printLoadSummary(a, target, cfg, sum)
 	}
 	if bt := loader.BulkTimes(); bt.Partitions > 0 {
-		fmt.Fprintf(a.env.Stderr, "  bulk path: %d partitions attached; index builds %s, attaches %s\n", bt.Partitions,
-			bt.Index.Round(time.Millisecond), bt.Attach.Round(time.Millisecond))
+		fmt.Fprintf(a.env.Stderr, "  bulk path: %d %s attached; index builds %s, attaches %s\n", bt.Partitions,
+			plural(int64(bt.Partitions), "partition", "partitions"), bt.Index.Round(time.Millisecond), bt.Attach.Round(time.Millisecond))
+	}
+	if f.loadID == "" && sum.LoadID != "" {
+		// A bulk load given no ID got one: only under it can a rerun
+		// finish what this one left.
+		f.loadID, f.madeLoadID = sum.LoadID, true
+	}
+	if len(sum.Pending) > 0 {
+		var rows int64
+		names := make([]string, len(sum.Pending))
+		for i, p := range sum.Pending {
+			rows += p.Rows
+			names[i] = p.Name
+		}
+		n := int64(len(sum.Pending))
+		fmt.Fprintf(a.env.Stderr, "  %s more %s committed in %d %s not attached yet (%s): not visible until this load completes\n",
+			commas(rows), plural(rows, "row", "rows"), n, plural(n, "partition", "partitions"), strings.Join(names, ", "))
+		fmt.Fprintf(a.env.Stderr, "  to finish: rerun this command with --load-id %s; to give up instead: pgts loads abandon %s\n", f.loadID, f.loadID)
 	}
 	return loadOutcome(a, f, sum, sum.Rejected, runErr)
 }
@@ -363,7 +385,10 @@ func loadOutcome(a *app, f loadFlags, sum any, rejected int64, runErr error) err
 	}
 	if runErr != nil {
 		if errors.Is(runErr, context.Canceled) {
-			if f.loadID != "" {
+			switch {
+			case f.madeLoadID:
+				a.log.Warn("interrupted; rerun the same command with --load-id "+f.loadID+" to load the rest", "load_id", f.loadID)
+			case f.loadID != "":
 				a.log.Warn("interrupted; rerun the same command to load the rest", "load_id", f.loadID)
 			}
 			return ErrInterrupted

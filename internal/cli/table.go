@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"text/tabwriter"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/spf13/cobra"
 
+	"github.com/pgts/pgts/internal/catalog"
 	"github.com/pgts/pgts/internal/partition"
 	"github.com/pgts/pgts/internal/pg"
 	"github.com/pgts/pgts/internal/shard"
@@ -225,6 +227,9 @@ func newTableListCmd(a *app) *cobra.Command {
 				}
 				out = append(out, describeTable(t, parts, m.Now(), false))
 			}
+			if err := addPending(ctx, pool, out); err != nil {
+				return err
+			}
 			for _, e := range stale {
 				out = append(out, tableJSON{Table: e.String(), Stale: staleText(e)})
 			}
@@ -250,6 +255,9 @@ func newTableListCmd(a *app) *cobra.Command {
 			}
 			if err := tw.Flush(); err != nil {
 				return err
+			}
+			for _, t := range out {
+				writePendingNote(a.env.Stdout, t)
 			}
 			if err := writeShardedList(a.env.Stdout, out); err != nil {
 				return err
@@ -297,6 +305,57 @@ type tableJSON struct {
 	// Stale is set (and nothing else but Table) for a catalog entry whose
 	// table was dropped or replaced outside pgts; listing removed it.
 	Stale string `json:"stale,omitempty"`
+	// Pending lists the partitions interrupted bulk loads made and filled
+	// but have not attached: their rows are not visible yet.
+	Pending []pendingJSON `json:"pending_bulk_partitions,omitempty"`
+}
+
+type pendingJSON struct {
+	Name   string `json:"name"`
+	LoadID string `json:"load_id"`
+	From   string `json:"from"`
+	To     string `json:"to"`
+	Rows   int64  `json:"estimated_rows"`
+	Bytes  int64  `json:"table_bytes"`
+}
+
+// addPending sets the Pending lists of the tables in out from the
+// catalog of pending bulk partitions.
+func addPending(ctx context.Context, db catalog.DB, out []tableJSON) error {
+	all, err := partition.PendingBulkPartitions(ctx, db, "")
+	if err != nil {
+		return err
+	}
+	for i := range out {
+		for _, p := range all {
+			if p.Target == out[i].Table {
+				out[i].Pending = append(out[i].Pending, pendingJSON{Name: p.Name, LoadID: p.LoadID, From: p.Lower, To: p.Upper, Rows: p.Rows, Bytes: p.Bytes})
+			}
+		}
+	}
+	return nil
+}
+
+// writePendingNote says, under a table or the list, which bulk loads hold
+// rows not yet visible and what to do.
+func writePendingNote(w io.Writer, j tableJSON) {
+	byLoad := map[string][]pendingJSON{}
+	var ids []string
+	for _, p := range j.Pending {
+		if byLoad[p.LoadID] == nil {
+			ids = append(ids, p.LoadID)
+		}
+		byLoad[p.LoadID] = append(byLoad[p.LoadID], p)
+	}
+	for _, id := range ids {
+		var rows int64
+		for _, p := range byLoad[id] {
+			rows += p.Rows
+		}
+		n := int64(len(byLoad[id]))
+		fmt.Fprintf(w, "%s: %d %s of the interrupted bulk load %q not attached yet (about %s rows, not visible): rerun that load (--load-id %s) to finish it, or drop them with: pgts loads abandon %s\n",
+			j.Table, n, plural(n, "partition", "partitions"), id, commas(rows), id, id)
+	}
 }
 
 // staleText says what was wrong with a stale catalog entry and what pgts
@@ -384,6 +443,11 @@ func newTableShowCmd(a *app) *cobra.Command {
 				return err
 			}
 			j := describeTable(t, parts, m.Now(), true)
+			one := []tableJSON{j}
+			if err := addPending(ctx, pool, one); err != nil {
+				return err
+			}
+			j = one[0]
 			if asJSON {
 				return writeJSON(a, j)
 			}
@@ -408,7 +472,22 @@ func newTableShowCmd(a *app) *cobra.Command {
 				}
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", p.Name, p.From, p.To, rows, humanBytes(p.TableBytes), humanBytes(p.IndexBytes))
 			}
-			return tw.Flush()
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			if len(j.Pending) > 0 {
+				fmt.Fprintln(w, "\npending bulk partitions (committed, not attached: their rows are not visible yet):")
+				tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+				fmt.Fprintln(tw, "PARTITION\tFROM\tTO\tROWS (EST.)\tTABLE\tLOAD ID")
+				for _, p := range j.Pending {
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", p.Name, p.From, p.To, commas(p.Rows), humanBytes(p.Bytes), p.LoadID)
+				}
+				if err := tw.Flush(); err != nil {
+					return err
+				}
+				writePendingNote(w, j)
+			}
+			return nil
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")

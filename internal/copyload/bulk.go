@@ -38,8 +38,21 @@ import (
 // ones' batches on all). Exactly-once holds both ways: a unit commits its
 // partition and its ledger rows together; a split partition's batches
 // commit with their ledger rows, and a run that stops leaves the table
-// unattached and marked, which the rerun with the same load ID continues
-// (skipping the committed batches by digest) and attaches. Rows the server
+// unattached and pending (pgts.bulk_partition, partition/bulkpending.go),
+// owned by its load ID: the rerun with the same load ID continues it
+// (skipping the committed batches by digest) and attaches it; any other
+// writer of its range is refused, naming the load. A bulk load always has
+// a load ID (one is made when none is given).
+//
+// Batches are cut the same way on every run of the same input, whatever
+// the database holds: every partition the bulk path would take goes
+// through the same life (opened at its first row, closed when another
+// opens while limit are open, its open batches then sent), whether this
+// run finds it missing (held, a unit), unattached (split, resumed) or
+// attached by an earlier run (live). Which partitions qualify is decided
+// against the time the load first started (pgts.load.started_at), not
+// the time of the rerun. So a resumed load matches its ledger batch for
+// batch, in input order or not. Rows the server
 // refuses are isolated per batch (conflict.go) with line and reason: a
 // unit that meets one is rolled back and loaded split. Only the ATTACH
 // touches the parent: SHARE UPDATE EXCLUSIVE, which writers (ROW
@@ -56,9 +69,12 @@ import (
 // triggers, hash sub-partitions, RouteParent.
 
 // bulkMarker is the comment of a bulk-loaded partition until it is
-// attached: a rerun continues a table that carries it, and refuses to
-// touch one that does not.
-const bulkMarker = "pgts: bulk load in progress; attached when its load completes (rerun the load with the same --load-id to finish it)"
+// attached, for whoever looks at it with psql; ownership is recorded in
+// pgts.bulk_partition.
+func bulkMarker(loadID string) string {
+	return "pgts: bulk load " + loadID + " in progress; attached when that load completes (rerun it with --load-id " + loadID +
+		", or drop it with pgts loads abandon " + loadID + ")"
+}
 
 // DefaultBulkMargin is how far before now a partition must end for the
 // bulk path to take it.
@@ -72,7 +88,7 @@ const DefaultBulkUnitRows = 1_000_000
 // bulkState is the bulk path's state for one Run.
 type bulkState struct {
 	indexes []bulkIndex // the parent's indexes, to build on each partition
-	margin  time.Duration
+	cutoff  int64       // micros: partitions ending at or before it are the bulk path's
 	// limit is how many bulk partitions stay open at once (router). It
 	// starts at one: time-ordered input then closes a partition as soon
 	// as the next opens, and the workers start a partition's time earlier
@@ -104,6 +120,11 @@ type bulkPart struct {
 	pending  bool
 	held     []*batch
 	heldRows int
+	// live: the partition was attached when this run first met it (by an
+	// earlier run of the load); its batches go the live way, and it is
+	// opened and closed like the others only so that batches are cut as
+	// in the run that made it. Router only.
+	live bool
 	// guarded by bulkState.mu
 	outstanding int  // batches queued and not yet committed
 	closed      bool // the router sends it no more batches
@@ -167,11 +188,15 @@ func (l *Loader) bulkStart(ctx context.Context) error {
 	case margin < 0:
 		margin = 0
 	}
+	start := l.cfg.Now()
+	if !l.firstStart.IsZero() {
+		start = l.firstStart
+	}
 	unit := l.cfg.BulkUnitRows
 	if unit == 0 {
 		unit = DefaultBulkUnitRows
 	}
-	l.bulk = &bulkState{indexes: idx, margin: margin, limit: 1, maxLimit: max(2, l.cfg.Workers), unit: unit, ctx: ctx, parts: map[int64]*bulkPart{}}
+	l.bulk = &bulkState{indexes: idx, cutoff: start.Add(-margin).UnixMicro(), limit: 1, maxLimit: max(2, l.cfg.Workers), unit: unit, ctx: ctx, parts: map[int64]*bulkPart{}}
 	return nil
 }
 
@@ -236,7 +261,7 @@ func parentIndexes(ctx context.Context, db catalog.DB, t *partition.Table) ([]bu
 // path. Router only.
 func (r *router) ensurePartition(ctx context.Context, lo, hi, micros int64) error {
 	l := r.l
-	if l.bulk != nil && hi <= l.cfg.Now().Add(-l.bulk.margin).UnixMicro() {
+	if l.bulk != nil && hi <= l.bulk.cutoff {
 		ok, err := r.bulkOpen(ctx, lo, hi)
 		if err != nil || ok {
 			return err
@@ -250,10 +275,11 @@ func (r *router) ensurePartition(ctx context.Context, lo, hi, micros int64) erro
 	return nil
 }
 
-// bulkOpen makes partition [lo, hi) a bulk partition: a new standalone
-// table, or the unattached table an earlier run of the bulk path left. It
+// bulkOpen opens partition [lo, hi) on the bulk path: a new standalone
+// table, or the unattached table an earlier run of this load left. It
 // returns false when the partition exists (attached): the live path loads
-// it. Router only.
+// its batches, which are still cut as the bulk path cuts them. A table
+// another load holds unattached is refused. Router only.
 func (r *router) bulkOpen(ctx context.Context, lo, hi int64) (bool, error) {
 	l, t := r.l, r.series
 	name, err := partition.Name(t.Name, t.Interval, lo)
@@ -262,36 +288,39 @@ func (r *router) bulkOpen(ctx context.Context, lo, hi int64) (bool, error) {
 	}
 	leaf := pg.QuoteQualified(t.Schema, name)
 	var isPart *bool
-	var comment *string
-	err = l.pool.QueryRow(ctx, `SELECT c.relispartition, obj_description(c.oid, 'pg_class') FROM pg_class c WHERE c.oid = to_regclass($1)`,
-		leaf).Scan(&isPart, &comment)
-	pending := false
+	var owner *string
+	err = l.pool.QueryRow(ctx, `SELECT c.relispartition,
+			(SELECT b.load_id FROM pgts.bulk_partition b WHERE b.partition_schema = $2 AND b.partition_name = $3)
+		FROM pg_class c WHERE c.oid = to_regclass($1)`, leaf, t.Schema, name).Scan(&isPart, &owner)
+	pending, live := false, false
 	switch {
 	case err == pgx.ErrNoRows:
 		pending = true
 	case err != nil:
 		return false, fmt.Errorf("looking for partition %q of %s: %w", name, t, err)
 	case *isPart:
-		return false, nil
-	case comment != nil && *comment == bulkMarker:
-		// left unattached by an earlier run: continue it
+		live = true
+	case owner != nil && *owner == l.cfg.LoadID:
+		// left unattached by an earlier run of this load: continue it
+	case owner != nil:
+		return false, &partition.BulkPendingError{Target: t.String(), Partition: name, LoadID: *owner}
 	default:
 		return false, fmt.Errorf("table %s exists and is not a partition of %s: rename or drop it to load rows of [%s, %s)",
 			leaf, t, partition.FormatMicros(lo), partition.FormatMicros(hi))
 	}
 	b := l.bulk
-	p := &bulkPart{lo: lo, hi: hi, name: name, table: leaf, pending: pending, done: make(chan struct{})}
+	p := &bulkPart{lo: lo, hi: hi, name: name, table: leaf, pending: pending, live: live, done: make(chan struct{})}
 	b.mu.Lock()
 	b.parts[lo] = p
 	b.mu.Unlock()
-	l.log.Debug("bulk path: partition opened", "partition", name, "resumed", !pending)
+	l.log.Debug("bulk path: partition opened", "partition", name, "resumed", !pending && !live, "attached", live)
 	for len(b.open) >= b.limit {
 		if err := r.bulkClose(ctx, b.open[0]); err != nil {
 			return false, err
 		}
 	}
 	b.open = append(b.open, p)
-	return true, nil
+	return !live, nil
 }
 
 // createSQL makes p a standalone table like the parent, with the CHECK
@@ -305,13 +334,19 @@ func (l *Loader) createSQL(p *bulkPart) string {
 		col, partition.BoundLiteral(t.TimeType, p.hi))
 }
 
-// bulkCreate makes p's table, marked, in a transaction of its own, for
-// the split path.
+// bulkCreate makes p's table in a transaction of its own, for the split
+// path, and records it as pending under this load's ID.
 func (l *Loader) bulkCreate(ctx context.Context, p *bulkPart) error {
 	start := time.Now()
-	sql := l.createSQL(p) + ";\nCOMMENT ON TABLE " + p.table + " IS " + pg.QuoteLiteral(bulkMarker)
+	t := l.target.Series
+	sql := l.createSQL(p) + ";\nCOMMENT ON TABLE " + p.table + " IS " + pg.QuoteLiteral(bulkMarker(l.cfg.LoadID))
 	err := pgx.BeginFunc(ctx, l.pool, func(tx pgx.Tx) error {
-		_, err := tx.Exec(ctx, sql, pgx.QueryExecModeSimpleProtocol)
+		if _, err := tx.Exec(ctx, sql, pgx.QueryExecModeSimpleProtocol); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, `INSERT INTO pgts.bulk_partition (partition_schema, partition_name, target, load_id, lower_bound, upper_bound)
+			VALUES ($1, $2, $3, $4, $5, $6)`, t.Schema, p.name, t.String(), l.cfg.LoadID,
+			partition.FormatMicros(p.lo), partition.FormatMicros(p.hi))
 		return err
 	})
 	if err != nil {
@@ -406,7 +441,9 @@ func (r *router) bulkAssign(ctx context.Context, b *batch) error {
 			break
 		}
 	}
-	b.bulk = p
+	if !p.live {
+		b.bulk = p
+	}
 	return nil
 }
 
@@ -414,7 +451,7 @@ func (r *router) bulkAssign(ctx context.Context, b *batch) error {
 // starts once its last batch commits. Router only.
 func (r *router) bulkClose(ctx context.Context, p *bulkPart) error {
 	for i := 0; i < len(r.open); {
-		if r.open[i].bulk == p {
+		if r.open[i].lo == p.lo {
 			if err := r.send(ctx, i); err != nil {
 				return err
 			}
@@ -431,7 +468,9 @@ func (r *router) bulkClose(ctx context.Context, p *bulkPart) error {
 	}
 	bs.mu.Lock()
 	p.closed = true
-	if !p.pending {
+	if p.live {
+		close(p.done) // nothing to finish: its batches went the live way
+	} else if !p.pending {
 		r.l.bulkMaybeFinish(p)
 	}
 	bs.mu.Unlock()
@@ -520,7 +559,11 @@ func (l *Loader) bulkFinish(ctx context.Context, p *bulkPart) error {
 	if attached {
 		// Made and attached live meanwhile (it was dropped and the live
 		// path's retry made it again): its indexes came with the ATTACH.
-		return nil
+		if _, err := tx.Exec(ctx, `DELETE FROM pgts.bulk_partition WHERE partition_schema = $1 AND partition_name = $2`,
+			t.Schema, p.name); err != nil {
+			return fmt.Errorf("attaching partition %q: %w", p.name, err)
+		}
+		return tx.Commit(ctx)
 	}
 	t1, err := l.indexAndAttach(ctx, tx, p, false)
 	if err != nil {
@@ -559,8 +602,10 @@ func (l *Loader) indexAndAttach(ctx context.Context, tx pgx.Tx, p *bulkPart, ser
 	ddl := fmt.Sprintf(`SELECT pg_advisory_xact_lock(%d, hashtext(%s));
 		ALTER TABLE %s ATTACH PARTITION %s FOR VALUES FROM (%s) TO (%s);
 		ALTER TABLE %s DROP CONSTRAINT %s;
-		COMMENT ON TABLE %s IS NULL`,
-		catalog.LockKey, pg.QuoteLiteral(t.String()), t.Qualified(), p.table, lo, hi, p.table, boundsConstraint(p.name), p.table)
+		COMMENT ON TABLE %s IS NULL;
+		DELETE FROM pgts.bulk_partition WHERE partition_schema = %s AND partition_name = %s`,
+		catalog.LockKey, pg.QuoteLiteral(t.String()), t.Qualified(), p.table, lo, hi, p.table, boundsConstraint(p.name), p.table,
+		pg.QuoteLiteral(t.Schema), pg.QuoteLiteral(p.name))
 	if _, err := tx.Exec(ctx, ddl, pgx.QueryExecModeSimpleProtocol); err != nil {
 		return time.Time{}, fmt.Errorf("attaching partition %q to %s: %w", p.name, t, err)
 	}
@@ -578,4 +623,29 @@ func (l *Loader) attached(p *bulkPart, t0, t1 time.Time, how string) {
 	l.bulk.mu.Unlock()
 	l.log.Info("bulk path: partition attached", "partition", p.name, "as", how, "index_build", t1.Sub(t0).Round(time.Millisecond),
 		"attach", t2.Sub(t1).Round(time.Millisecond))
+}
+
+// pendingAfter lists, after a run that did not complete, the partitions
+// this load holds unattached, with their rows counted (a count, not an
+// estimate: they are what the user is told is still to come). A failure
+// to read them is logged: the run's own error says more.
+func (l *Loader) pendingAfter(ctx context.Context) []PendingPartition {
+	t := l.target.Series
+	all, err := partition.PendingBulkPartitions(ctx, l.pool, t.String())
+	if err != nil {
+		l.log.Debug("listing the partitions left unattached", "err", err)
+		return nil
+	}
+	var out []PendingPartition
+	for _, p := range all {
+		if p.LoadID != l.cfg.LoadID {
+			continue
+		}
+		n := p.Rows
+		if err := l.pool.QueryRow(ctx, "SELECT count(*) FROM "+pg.QuoteQualified(p.Schema, p.Name)).Scan(&n); err != nil {
+			l.log.Debug("counting the rows of an unattached partition", "partition", p.Name, "err", err)
+		}
+		out = append(out, PendingPartition{Name: p.Name, Rows: n})
+	}
+	return out
 }

@@ -178,7 +178,7 @@ func testBulkInterruptThenResume(t *testing.T, unitRows int, iv partition.Interv
 	}
 	var visible, unattached int64
 	if err := pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM conditions),
-		(SELECT count(*) FROM pg_class WHERE obj_description(oid, 'pg_class') = $1)`, bulkMarker).Scan(&visible, &unattached); err != nil {
+		(SELECT count(*) FROM pgts.bulk_partition)`).Scan(&visible, &unattached); err != nil {
 		t.Fatal(err)
 	}
 	switch {

@@ -44,8 +44,15 @@ func (l *Loader) fingerprint() string {
 	if l.cfg.Route == RouteLeaf {
 		route = "leaf"
 	}
-	return fmt.Sprintf("target=%s columns=%s copy=%s route=%s batch_rows=%d batch_bytes=%d open_batches=%d input=%s",
+	fp := fmt.Sprintf("target=%s columns=%s copy=%s route=%s batch_rows=%d batch_bytes=%d open_batches=%d input=%s",
 		l.target, strings.Join(names, ","), format, route, l.cfg.BatchRows, l.cfg.BatchBytes, l.cfg.MaxOpenBatches, l.cfg.Fingerprint)
+	if l.cfg.Bulk {
+		// The bulk path also cuts a batch when its partition closes
+		// (bulk.go). Not written otherwise, so that the ledgers of loads
+		// made before it was written still match.
+		fp += fmt.Sprintf(" bulk=on bulk_margin=%s", l.cfg.BulkMargin)
+	}
+	return fp
 }
 
 // openLedger takes the load ID's lock (one run at a time), registers the
@@ -64,7 +71,7 @@ func (l *Loader) openLedger(ctx context.Context) (map[int64]ledgerEntry, error) 
 	err := l.pool.QueryRow(ctx, `INSERT INTO pgts.load AS l (load_id, target, fingerprint, run_pid, run_host, run_started_at)
 		VALUES ($1, $2, $3, $4, $5, now())
 		ON CONFLICT (load_id) DO UPDATE SET run_pid = EXCLUDED.run_pid, run_host = EXCLUDED.run_host, run_started_at = now()
-		RETURNING l.fingerprint`, l.cfg.LoadID, l.target.String(), fp, os.Getpid(), host).Scan(&oldFP)
+		RETURNING l.fingerprint, l.started_at`, l.cfg.LoadID, l.target.String(), fp, os.Getpid(), host).Scan(&oldFP, &l.firstStart)
 	if err != nil {
 		return nil, fmt.Errorf("registering load %q: %w", l.cfg.LoadID, err)
 	}
@@ -241,7 +248,12 @@ func (l *Loader) committed(ctx context.Context, seq int64) (bool, error) {
 	return ok, err
 }
 
-func (l *Loader) finishLedger(ctx context.Context) error {
+func (l *Loader) finishLedger(ctx context.Context, forget bool) error {
+	if forget {
+		// A made-up ID no one will rerun: the ledger served its run.
+		_, err := l.pool.Exec(ctx, `DELETE FROM pgts.load WHERE load_id = $1`, l.cfg.LoadID)
+		return err
+	}
 	_, err := l.pool.Exec(ctx, `UPDATE pgts.load SET finished_at = now() WHERE load_id = $1 AND finished_at IS NULL`, l.cfg.LoadID)
 	return err
 }

@@ -2,6 +2,7 @@ package copyload
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -141,6 +142,18 @@ type Summary struct {
 	RowsPerSec  float64       `json:"rows_per_second"`
 	Interrupted bool          `json:"interrupted,omitempty"`
 	Complete    bool          `json:"complete"`
+	// LoadID is the load's ID (made for a bulk load given none).
+	LoadID string `json:"load_id,omitempty"`
+	// Pending: after an interrupted or failed bulk load, its partitions
+	// whose rows are committed but not attached (invisible until a rerun
+	// of the load completes).
+	Pending []PendingPartition `json:"pending_partitions,omitempty"`
+}
+
+// PendingPartition is an unattached partition a bulk load holds.
+type PendingPartition struct {
+	Name string `json:"name"`
+	Rows int64  `json:"rows"`
 }
 
 // ErrTooManyRejects is returned when MaxRejects is exceeded.
@@ -174,18 +187,24 @@ type Loader struct {
 	raws     rawInputs     // the sources that can be read again, for rejects as written
 	done     map[int64]ledgerEntry
 	lockConn *pgx.Conn // holds the load ID's advisory lock during Run
-	read     atomic.Int64
-	loaded   atomic.Int64
-	rejected atomic.Int64
-	skipped  atomic.Int64
-	batches  atomic.Int64
-	skippedB atomic.Int64
-	bytes    atomic.Int64
-	retries  atomic.Int64
-	splits   atomic.Int64
-	created  atomic.Int64
-	partsMu  sync.Mutex
-	parts    map[string]bool
+	// madeID: the load ID was made by New (a bulk load given none); its
+	// ledger is deleted once the load completes.
+	madeID bool
+	// firstStart is when the load ID's first run started (pgts.load),
+	// zero without a load ID.
+	firstStart time.Time
+	read       atomic.Int64
+	loaded     atomic.Int64
+	rejected   atomic.Int64
+	skipped    atomic.Int64
+	batches    atomic.Int64
+	skippedB   atomic.Int64
+	bytes      atomic.Int64
+	retries    atomic.Int64
+	splits     atomic.Int64
+	created    atomic.Int64
+	partsMu    sync.Mutex
+	parts      map[string]bool
 
 	bulk *bulkState // nil unless the bulk path serves this Run
 	// parseFree holds the parse jobs (parse.go) of the inputs read so
@@ -234,6 +253,11 @@ func New(pool *pgxpool.Pool, mgr *partition.Manager, target *Target, cfg Config)
 	}
 	l := &Loader{pool: pool, mgr: mgr, target: target, cfg: cfg, log: cfg.Logger,
 		binary: target.BinaryOK() && !cfg.Text, parts: map[string]bool{}}
+	if cfg.Bulk && cfg.LoadID == "" {
+		// A bulk partition may take several transactions to fill: only a
+		// ledger can tell a rerun which of them committed.
+		l.cfg.LoadID, l.madeID = madeLoadID(target.String(), cfg.Now()), true
+	}
 	if !cfg.AsyncCommit {
 		l.txOpts.BeginQuery = "BEGIN; SET LOCAL synchronous_commit TO on"
 	}
@@ -245,6 +269,18 @@ func New(pool *pgxpool.Pool, mgr *partition.Manager, target *Target, cfg Config)
 
 // Binary reports whether the load uses binary COPY.
 func (l *Loader) Binary() bool { return l.binary }
+
+// LoadID returns the load's ID: Config.LoadID, or the one New made for a
+// bulk load given none ("" for a load without a ledger).
+func (l *Loader) LoadID() string { return l.cfg.LoadID }
+
+// madeLoadID names a bulk load given no ID: the table, the time, and a
+// random suffix against two loads started in the same second.
+func madeLoadID(target string, now time.Time) string {
+	var r [3]byte
+	_, _ = rand.Read(r[:])
+	return fmt.Sprintf("bulk-%s-%s-%x", target, now.UTC().Format("20060102T150405Z"), r)
+}
 
 // Run loads every row of src. It returns the summary (also on error: what
 // was committed until then). When ctx is cancelled, reading stops, batches
@@ -312,9 +348,14 @@ func (l *Loader) Run(ctx context.Context, src Source) (Summary, error) {
 		l.analyze(context.WithoutCancel(ctx), r)
 	}
 	if s.Complete && l.cfg.LoadID != "" {
-		if err := l.finishLedger(context.WithoutCancel(ctx)); err != nil {
-			return s, err
+		// The rows are committed whatever happens here: a failure is a
+		// warning (a rerun finds every batch in the ledger).
+		if err := l.finishLedger(context.WithoutCancel(ctx), l.madeID); err != nil {
+			l.log.Warn("the load completed and its rows are committed, but recording its end failed", "load_id", l.cfg.LoadID, "err", err)
 		}
+	}
+	if !s.Complete && l.bulk != nil {
+		s.Pending = l.pendingAfter(context.WithoutCancel(ctx))
 	}
 	switch {
 	case workErr != nil:
@@ -329,7 +370,7 @@ func (l *Loader) Run(ctx context.Context, src Source) (Summary, error) {
 }
 
 func (l *Loader) summary(elapsed time.Duration) Summary {
-	s := Summary{Read: l.read.Load(), Loaded: l.loaded.Load(), Rejected: l.rejected.Load(), Skipped: l.skipped.Load(),
+	s := Summary{LoadID: l.cfg.LoadID, Read: l.read.Load(), Loaded: l.loaded.Load(), Rejected: l.rejected.Load(), Skipped: l.skipped.Load(),
 		Batches: l.batches.Load(), SkippedB: l.skippedB.Load(), Bytes: l.bytes.Load(), Retries: l.retries.Load(),
 		Splits: l.splits.Load(), Created: int(l.created.Load()), Elapsed: elapsed, Seconds: elapsed.Seconds()}
 	s.NotLoaded = s.Read - s.Loaded - s.Rejected - s.Skipped
@@ -386,7 +427,10 @@ func (l *Loader) analyze(ctx context.Context, r *router) {
 	start := time.Now()
 	for _, t := range tables {
 		if _, err := l.pool.Exec(ctx, "ANALYZE "+t); err != nil {
-			l.log.Warn("analyzing a table the load wrote", "table", t, "err", err)
+			l.log.Warn("analyzing a table the load wrote (the rows are committed; autovacuum will analyze it)", "table", t, "err", err)
+			if pg.Retryable(err) || ctx.Err() != nil {
+				return // the server is gone or going: the others would fail alike
+			}
 		}
 	}
 	l.log.Debug("analyzed the tables written", "tables", len(tables), "duration", time.Since(start))

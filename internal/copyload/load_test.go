@@ -28,6 +28,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv("PGTS_LOAD_CHILD") != "" {
 		os.Exit(childLoad())
 	}
+	if os.Getenv(faultChildEnv) != "" {
+		os.Exit(faultChild())
+	}
 	pgtest.Main(m)
 }
 

@@ -483,7 +483,12 @@ func (m *Manager) Drop(ctx context.Context, t *Table) error {
 // cascade) of loads into target ("schema.name"): they describe rows of a
 // table that is gone, and a rerun under one of their load IDs must load
 // everything into the table that takes its name.
+// The unattached partitions of its interrupted bulk loads are dropped
+// with them: nothing could attach them any more.
 func forgetLoads(ctx context.Context, tx pgx.Tx, target string) error {
+	if err := dropPendingBulk(ctx, tx, target); err != nil {
+		return err
+	}
 	if _, err := tx.Exec(ctx, `DELETE FROM pgts.load WHERE target = $1`, target); err != nil {
 		return fmt.Errorf("deleting the load ledgers of %s: %w", target, err)
 	}

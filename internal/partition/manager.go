@@ -293,6 +293,9 @@ func (m *Manager) create(ctx context.Context, t *Table, lo int64) (bool, error) 
 	if exists {
 		return false, nil
 	}
+	if err := checkFree(ctx, tx, t, name); err != nil {
+		return false, err
+	}
 	var ddl strings.Builder
 	fmt.Fprintf(&ddl, "CREATE TABLE %s (LIKE %s INCLUDING DEFAULTS INCLUDING CONSTRAINTS INCLUDING STORAGE INCLUDING COMMENTS)", leaf, t.Qualified())
 	if t.HashColumn != "" {
