@@ -58,7 +58,9 @@ bench-render:
 	.parity/venv/bin/python scripts/parity/bench_render.py $(RENDER_ARGS) | tee bench-results/render.md
 
 # bench-load: the loader against psql COPY on the conditions data (10 M rows,
-# width 5, weekly partitions), with a time index, then with (device, time) too.
+# width 5, weekly partitions), with a time index, then with (device, time)
+# too; then --on-conflict skip and update beside the plain path, with half
+# the rows already stored (scripts/bench-upsert.sh).
 bench-load: deps build
 	@mkdir -p bench-results
 	$(BIN) bench load --stores pgts --loaders psql-copy,pgts-text,pgts-binary,insert --workers 1,$$(nproc) \
@@ -66,6 +68,7 @@ bench-load: deps build
 	$(BIN) bench load --stores pgts --loaders psql-copy,pgts-binary --workers 1,$$(nproc) \
 		--batches $(BATCHES) --index both --repeat $(REPEAT) --markdown --out bench-results/$(STAMP)-load-both | tee bench-results/load-both.md
 	$(BIN) report bench-results/$(STAMP)-load-time bench-results/$(STAMP)-load-both
+	BIN=$(BIN) BATCHES=$(BATCHES) REPEAT=$(REPEAT) scripts/bench-upsert.sh | tee bench-results/load-upsert.md
 
 # bench-parse: the file parser with one goroutine against one per core, and
 # two processes sharing nothing as the machine's own limit

@@ -42,6 +42,7 @@ type loadFlags struct {
 	timezone                         string
 	bulk                             bool
 	bulkMargin                       time.Duration
+	onConflict                       string
 	gen                              genFlags
 }
 
@@ -99,6 +100,14 @@ its rows: a rerun whose input differs is refused, naming the first differing
 batch and its lines. One run of a load ID at a time; a second run says where
 the first runs (pid and host).
 
+With --on-conflict skip or update, a row whose unique key (the primary
+key, or the table's only unique constraint; on a series table it includes
+the time column) is stored already is not a reject: skip keeps the stored
+row, update overwrites its other columns with the row's (of rows of one key
+in the input, the last wins). Each batch goes through a temporary staging
+table and INSERT ... ON CONFLICT; the summary counts rows inserted, updated
+and kept. Tables with a unique key load live, also with --bulk.
+
 Exit status: 0 all rows loaded; 3 the load completed with rejected rows
 (--rejects-exit-zero: 0); 1 failure; 2 usage error; 130 interrupted. After a
 completed load the partitions written are ANALYZEd.
@@ -124,7 +133,8 @@ hash sub-partitions are loaded as usual, with a notice.`,
 		Example: `  pgts load conditions data.csv --header
   zcat big.csv.gz | pgts load conditions - --columns time,device,temperature
   pgts load conditions part1.csv.zst part2.csv.zst --load-id nightly-2024-05-01 --workers 4
-  pgts load conditions --generate conditions --batches 1000 --start 2024-01-01`,
+  pgts load conditions --generate conditions --batches 1000 --start 2024-01-01
+  pgts load readings corrected.csv --header --on-conflict update --load-id fix-2024-05`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) < 1 {
 				return usagef("pgts load needs a TABLE; see pgts load --help")
@@ -156,6 +166,7 @@ hash sub-partitions are loaded as usual, with a notice.`,
 	fl.BoolVar(&f.rejectsExitZero, "rejects-exit-zero", false, "exit 0, not 3, when the load completes with rejected rows")
 	fl.StringVar(&f.timezone, "timezone", "", "session TimeZone for timestamptz values written without a zone (default: the database's, as psql's COPY uses)")
 	fl.BoolVar(&f.bulk, "bulk", false, "load partitions that do not exist yet and end before now - --bulk-margin as standalone tables, indexed once after their rows and then attached (their rows are invisible until then)")
+	fl.StringVar(&f.onConflict, "on-conflict", "reject", "a row whose unique key (primary key or unique constraint, with the time column) is stored already: reject it, skip it (keep the stored row) or update the stored row's other columns")
 	fl.DurationVar(&f.bulkMargin, "bulk-margin", copyload.DefaultBulkMargin, "with --bulk: how long before now a partition must end to be bulk-loaded")
 	fl.StringVar(&f.generate, "generate", "", "load rows from a generator instead of files: "+strings.Join(genKinds(), ", "))
 	f.gen.register(cmd)
@@ -176,6 +187,11 @@ func runLoad(ctx context.Context, a *app, f loadFlags, table string, files []str
 	cfg.Workers, cfg.BatchRows, cfg.Text, cfg.LoadID, cfg.MaxRejects = f.workers, f.batchRows, f.text, f.loadID, f.maxRejects
 	cfg.AsyncCommit = f.asyncCommit
 	cfg.Bulk, cfg.BulkMargin = f.bulk, f.bulkMargin
+	mode, err := copyload.ParseConflictMode(f.onConflict)
+	if err != nil {
+		return usagef("%v", err)
+	}
+	cfg.OnConflict = mode
 	switch {
 	case f.bulkMargin < 0:
 		return usagef("--bulk-margin %s: must not be negative", f.bulkMargin)
@@ -497,6 +513,10 @@ func printLoadSummary(a *app, t *copyload.Target, cfg copyload.Config, s copyloa
 	fmt.Fprintf(a.env.Stderr, "%s %s %s into %s in %s (%s rows/s)\n", state, commas(s.Loaded), plural(s.Loaded, "row", "rows"), t, s.Elapsed.Round(time.Millisecond), commas(int64(s.RowsPerSec)))
 	fmt.Fprintf(a.env.Stderr, "  read %s = loaded %s + rejected %s + already loaded %s + not loaded %s\n",
 		commas(s.Read), commas(s.Loaded), commas(s.Rejected), commas(s.Skipped), commas(s.NotLoaded))
+	if cfg.OnConflict != copyload.ConflictReject {
+		fmt.Fprintf(a.env.Stderr, "  on conflict %s: loaded %s = inserted %s + updated %s + stored rows kept %s\n",
+			cfg.OnConflict, commas(s.Loaded), commas(s.Inserted), commas(s.Updated), commas(s.Kept))
+	}
 	fmt.Fprintf(a.env.Stderr, "  %s COPY, route %s, %d workers, %s batches (%s skipped), %d partitions written (%d created), %s sent, %d retries, %d batches split\n",
 		s.Format, s.Route, cfg.Workers, commas(s.Batches), commas(s.SkippedB), s.Partitions, s.Created, humanBytes(s.Bytes), s.Retries, s.Splits)
 }

@@ -107,6 +107,10 @@ func printShardedSummary(a *app, st *shard.Table, cfg copyload.Config, s shard.L
 	fmt.Fprintf(a.env.Stderr, "%s %s %s into %s in %s (%s rows/s)\n", state, commas(s.Loaded), plural(s.Loaded, "row", "rows"), st, s.Elapsed.Round(time.Millisecond), commas(int64(s.RowsPerSec)))
 	fmt.Fprintf(a.env.Stderr, "  read %s = loaded %s + rejected %s + already loaded %s + not loaded %s\n",
 		commas(s.Read), commas(s.Loaded), commas(s.Rejected), commas(s.Skipped), commas(s.NotLoaded))
+	if cfg.OnConflict != copyload.ConflictReject {
+		fmt.Fprintf(a.env.Stderr, "  on conflict %s: loaded %s = inserted %s + updated %s + stored rows kept %s\n",
+			cfg.OnConflict, commas(s.Loaded), commas(s.Inserted), commas(s.Updated), commas(s.Kept))
+	}
 	names := make([]string, 0, len(s.RowsByShard))
 	for n := range s.RowsByShard {
 		names = append(names, n)

@@ -90,3 +90,39 @@ func TestPendingBulkShownAndAbandoned(t *testing.T) {
 		t.Fatalf("%d rows; want the 600 rows and the %d the bulk load attached", rows, sum.Loaded-sum.Pending[0].Rows)
 	}
 }
+
+// TestLoadOnConflict: --on-conflict is checked, and a reload with skip
+// and with update says what became of each row.
+func TestLoadOnConflict(t *testing.T) {
+	db := pgtest.DB(t)
+	env := map[string]string{"DATABASE_URL": db}
+	if _, stderr, code := run(t, env, "table", "create", "m", "--columns", "time timestamptz not null, device int not null, v float8, primary key (time, device)",
+		"--interval", "1 day", "--accept-past", "30 days"); code != 0 {
+		t.Fatalf("create: %d %s", code, stderr)
+	}
+	day := time.Now().UTC().Truncate(24*time.Hour).AddDate(0, 0, -3)
+	in := filepath.Join(t.TempDir(), "in.tsv")
+	if err := os.WriteFile(in, []byte(textRows(day, 0, 100)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, stderr, code := run(t, env, "load", "m", in, "--format", "text", "--on-conflict", "replace"); code != 2 || !strings.Contains(stderr, "choose reject, skip or update") {
+		t.Fatalf("--on-conflict replace: exit %d\n%s", code, stderr)
+	}
+	if _, stderr, code := run(t, env, "load", "m", in, "--format", "text"); code != 0 {
+		t.Fatalf("first load: exit %d\n%s", code, stderr)
+	}
+	if err := os.WriteFile(in, []byte(textRows(day, 50, 100)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, stderr, code := run(t, env, "load", "m", in, "--format", "text", "--on-conflict", "skip"); code != 0 ||
+		!strings.Contains(stderr, "on conflict skip: loaded 100 = inserted 50 + updated 0 + stored rows kept 50") {
+		t.Fatalf("skip: exit %d\n%s", code, stderr)
+	}
+	if _, stderr, code := run(t, env, "load", "m", in, "--format", "text", "--on-conflict", "update"); code != 0 ||
+		!strings.Contains(stderr, "on conflict update: loaded 100 = inserted 0 + updated 100 + stored rows kept 0") {
+		t.Fatalf("update: exit %d\n%s", code, stderr)
+	}
+	if rows, distinct := countM(t, db); rows != 150 || distinct != 150 {
+		t.Fatalf("%d rows, %d distinct; want 150", rows, distinct)
+	}
+}

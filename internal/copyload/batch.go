@@ -40,6 +40,9 @@ type batch struct {
 	// unit, on a carrier batch of its own (no rows), is a whole bulk
 	// partition sent in one transaction (bulkunit.go).
 	unit []*batch
+	// With Config.OnConflict, what its committed try did (conflict.go):
+	// rows inserted, rows that overwrote a stored one, stored rows kept.
+	inserted, updated, kept int64
 }
 
 func (b *batch) rows() int { return len(b.ends) }
@@ -57,6 +60,7 @@ func (b *batch) reset() {
 	b.enc.Reset()
 	b.ends, b.lines, b.srcs, b.spans = b.ends[:0], b.lines[:0], b.srcs[:0], b.spans[:0]
 	b.seq, b.table, b.leaf, b.digest, b.bulk = 0, "", "", nil, nil
+	b.inserted, b.updated, b.kept = 0, 0, 0
 }
 
 // copyReader streams rows [i, j) as one COPY's data.

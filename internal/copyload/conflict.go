@@ -100,10 +100,20 @@ func (l *Loader) isolate(ctx context.Context, conn *pgx.Conn, tx pgx.Tx, b *batc
 		todo = todo[:len(todo)-1]
 		var n int64
 		var refused []int64
+		var ins, upd int64
 		err := savepoint(ctx, tx, func() error {
+			if l.cfg.OnConflict != ConflictReject {
+				return tx.QueryRow(ctx, l.upsertSQL(b.table), s.i+1, s.j).Scan(&ins, &upd)
+			}
 			return tx.QueryRow(ctx, l.insertSQL(b.table), s.i+1, s.j).Scan(&n, &refused)
 		})
 		switch {
+		case err == nil && l.cfg.OnConflict != ConflictReject:
+			rows := int64(s.j - s.i)
+			loaded += rows
+			b.inserted += ins
+			b.updated += upd
+			b.kept += rows - ins - upd
 		case err == nil:
 			if int(n)+len(refused) != s.j-s.i {
 				// Rows stored differ from the rows staged (a trigger
@@ -171,6 +181,76 @@ func (l *Loader) insertSQL(table string) string {
 		ELSE (SELECT coalesce(array_agg(st.ord ORDER BY st.ord) FILTER (WHERE st.k > coalesce(got.n, 0)), '{}')
 			FROM st LEFT JOIN got USING (r)) END
 	FROM (SELECT count(*) AS n FROM ins) c`
+}
+
+// upsertSQL inserts the staged rows with ord in [$1, $2] into table ON
+// CONFLICT as Config.OnConflict says, and returns how many rows were
+// inserted and how many overwrote another (stored rows kept are the
+// rest). For update, of the rows of one key in the range the last one
+// is inserted, the earlier ones counted as updated (one statement cannot
+// change a row twice); a later range overwrites an earlier one, so the
+// last row of a key in the input wins, as with one INSERT per row.
+func (l *Loader) upsertSQL(table string) string {
+	cols := columnList(l.cols)
+	from := ` FROM pg_temp.` + stageTable + ` WHERE ` + stageOrd + ` BETWEEN $1 AND $2`
+	var set []string
+	if l.cfg.OnConflict == ConflictUpdate {
+		key := map[string]bool{}
+		for _, k := range l.conflictKey {
+			key[k] = true
+		}
+		for _, c := range l.cols {
+			if !key[c.Name] {
+				q := pg.QuoteIdent(c.Name)
+				set = append(set, q+" = EXCLUDED."+q)
+			}
+		}
+	}
+	if len(set) == 0 {
+		// skip, or nothing but the key to write: keep the stored row.
+		return `WITH ins AS (INSERT INTO ` + table + ` (` + cols + `) SELECT ` + cols + from + ` ORDER BY ` + stageOrd + `
+			ON CONFLICT DO NOTHING RETURNING 1)
+			SELECT count(*), 0::bigint FROM ins`
+	}
+	keys := make([]string, len(l.conflictKey))
+	for i, k := range l.conflictKey {
+		keys[i] = pg.QuoteIdent(k)
+	}
+	key := strings.Join(keys, ", ")
+	return `WITH src AS (SELECT DISTINCT ON (` + key + `) ` + cols + from + ` ORDER BY ` + key + `, ` + stageOrd + ` DESC),
+		ins AS (INSERT INTO ` + table + ` AS t (` + cols + `) SELECT ` + cols + ` FROM src
+			ON CONFLICT (` + key + `) DO UPDATE SET ` + strings.Join(set, ", ") + `
+			RETURNING (t.xmax = 0) AS new)
+		SELECT count(*) FILTER (WHERE new), count(*) FILTER (WHERE NOT new) + ($2 - $1 + 1 - count(*)) FROM ins`
+}
+
+// conflictSetup checks that the target has a unique key for OnConflict
+// and, for update, chooses it: the primary key, else the only unique
+// index. Keys of series tables include the time column (partitions
+// enforce them one by one).
+func (l *Loader) conflictSetup(ctx context.Context) error {
+	keys, err := readUniqueKeys(ctx, l.pool, l.target.Qualified())
+	if err != nil {
+		return err
+	}
+	if len(keys) == 0 {
+		return &pg.UsageError{Err: fmt.Errorf("--on-conflict %s: %s has no primary key or unique constraint to find conflicts by", l.cfg.OnConflict, l.target)}
+	}
+	var primary bool
+	if err := l.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_index WHERE indrelid = to_regclass($1) AND indisprimary)`,
+		l.target.Qualified()).Scan(&primary); err != nil {
+		return fmt.Errorf("reading the keys of %s: %w", l.target, err)
+	}
+	if l.cfg.OnConflict == ConflictUpdate && !primary && len(keys) > 1 {
+		names := make([]string, len(keys))
+		for i, k := range keys {
+			names[i] = k.name + " (" + strings.Join(k.cols, ", ") + ")"
+		}
+		return &pg.UsageError{Err: fmt.Errorf("--on-conflict update: %s has no primary key and %d unique keys (%s): which one decides a conflict is ambiguous; make one the primary key",
+			l.target, len(keys), strings.Join(names, ", "))}
+	}
+	l.conflictKey = keys[0].cols
+	return nil
 }
 
 // savepoint runs f inside a savepoint of tx, released when f succeeds and
@@ -317,7 +397,9 @@ func (l *Loader) uniqueKeys(ctx context.Context, tx pgx.Tx, table string) ([]uni
 	return t.keys, t.only, nil
 }
 
-func readUniqueKeys(ctx context.Context, tx pgx.Tx, table string) ([]uniqueKey, error) {
+func readUniqueKeys(ctx context.Context, tx interface {
+	Query(context.Context, string, ...any) (pgx.Rows, error)
+}, table string) ([]uniqueKey, error) {
 	rows, err := tx.Query(ctx, `SELECT c.relname::text, array_agg(a.attname::text ORDER BY k.n)
 		FROM pg_index i
 		JOIN pg_class c ON c.oid = i.indexrelid

@@ -46,6 +46,9 @@ func (l *Loader) fingerprint() string {
 	}
 	fp := fmt.Sprintf("target=%s columns=%s copy=%s route=%s batch_rows=%d batch_bytes=%d open_batches=%d input=%s",
 		l.target, strings.Join(names, ","), format, route, l.cfg.BatchRows, l.cfg.BatchBytes, l.cfg.MaxOpenBatches, l.cfg.Fingerprint)
+	if l.cfg.OnConflict != ConflictReject {
+		fp += " on_conflict=" + l.cfg.OnConflict.String()
+	}
 	if l.cfg.Bulk {
 		// The bulk path also cuts a batch when its partition closes
 		// (bulk.go). Not written otherwise, so that the ledgers of loads

@@ -75,6 +75,12 @@ type Config struct {
 	Now     func() time.Time // clock for the accepted time window
 	Logger  *slog.Logger
 
+	// OnConflict says what becomes of a row whose unique key is stored
+	// already (conflict.go): rejected with the server's reason
+	// (ConflictReject, the default), the stored row kept (ConflictSkip),
+	// or its other columns overwritten with the row's (ConflictUpdate).
+	OnConflict ConflictMode
+
 	// Bulk loads partitions that do not exist yet and end before now −
 	// BulkMargin (0: DefaultBulkMargin; negative: none) as standalone tables, indexed once
 	// and attached when their rows are in (bulk.go).
@@ -84,6 +90,34 @@ type Config struct {
 	// DefaultBulkUnitRows) is loaded by one worker in one transaction
 	// (COPY FREEZE into the table made in it); a larger one by all.
 	BulkUnitRows int
+}
+
+// ConflictMode is what a load does with a row whose unique key is stored
+// already.
+type ConflictMode int
+
+// Conflict modes: see Config.OnConflict.
+const (
+	ConflictReject ConflictMode = iota
+	ConflictSkip
+	ConflictUpdate
+)
+
+// ParseConflictMode reads "reject", "skip" or "update".
+func ParseConflictMode(s string) (ConflictMode, error) {
+	switch s {
+	case "", "reject":
+		return ConflictReject, nil
+	case "skip":
+		return ConflictSkip, nil
+	case "update":
+		return ConflictUpdate, nil
+	}
+	return 0, fmt.Errorf("--on-conflict %q: choose reject, skip or update", s)
+}
+
+func (m ConflictMode) String() string {
+	return [...]string{"reject", "skip", "update"}[m]
 }
 
 // RetryPolicy bounds retries of batches that failed for transient reasons
@@ -123,11 +157,18 @@ func (c *Config) Validate() error {
 // Summary counts what a load did. Read = Loaded + Rejected + Skipped +
 // NotLoaded always holds.
 type Summary struct {
-	Read        int64         `json:"rows_read"`
-	Loaded      int64         `json:"rows_loaded"`
-	Rejected    int64         `json:"rows_rejected"`
-	Skipped     int64         `json:"rows_already_loaded"` // committed by an earlier run of the same load ID
-	NotLoaded   int64         `json:"rows_not_loaded"`     // read but not committed (interrupted or failed)
+	Read      int64 `json:"rows_read"`
+	Loaded    int64 `json:"rows_loaded"`
+	Rejected  int64 `json:"rows_rejected"`
+	Skipped   int64 `json:"rows_already_loaded"` // committed by an earlier run of the same load ID
+	NotLoaded int64 `json:"rows_not_loaded"`     // read but not committed (interrupted or failed)
+	// With Config.OnConflict skip or update, Loaded = Inserted + Updated
+	// + Kept: rows new to the table, rows that overwrote a stored row of
+	// their key (or an earlier row of the same key in the input), stored
+	// rows kept. Zero otherwise.
+	Inserted    int64         `json:"rows_inserted,omitempty"`
+	Updated     int64         `json:"rows_updated,omitempty"`
+	Kept        int64         `json:"rows_kept_existing,omitempty"`
 	Batches     int64         `json:"batches_committed"`
 	SkippedB    int64         `json:"batches_already_loaded"`
 	Bytes       int64         `json:"bytes_sent"`
@@ -203,8 +244,14 @@ type Loader struct {
 	retries    atomic.Int64
 	splits     atomic.Int64
 	created    atomic.Int64
-	partsMu    sync.Mutex
-	parts      map[string]bool
+	inserted   atomic.Int64 // OnConflict: see Summary
+	updated    atomic.Int64
+	kept       atomic.Int64
+	// conflictKey is the arbiter of ConflictUpdate: the columns of the
+	// primary key, or of the table's only unique index.
+	conflictKey []string
+	partsMu     sync.Mutex
+	parts       map[string]bool
 
 	bulk *bulkState // nil unless the bulk path serves this Run
 	// parseFree holds the parse jobs (parse.go) of the inputs read so
@@ -297,6 +344,11 @@ func (l *Loader) Run(ctx context.Context, src Source) (Summary, error) {
 	}
 	l.cols, l.typeMap = cols, pgtype.NewMap()
 	l.copyTail = " (" + columnList(cols) + ") FROM STDIN (FORMAT " + format + ")"
+	if l.cfg.OnConflict != ConflictReject {
+		if err := l.conflictSetup(ctx); err != nil {
+			return Summary{}, err
+		}
+	}
 	if l.cfg.LoadID != "" {
 		defer l.unlockLoad()
 		done, err := l.openLedger(ctx)
@@ -372,7 +424,8 @@ func (l *Loader) Run(ctx context.Context, src Source) (Summary, error) {
 func (l *Loader) summary(elapsed time.Duration) Summary {
 	s := Summary{LoadID: l.cfg.LoadID, Read: l.read.Load(), Loaded: l.loaded.Load(), Rejected: l.rejected.Load(), Skipped: l.skipped.Load(),
 		Batches: l.batches.Load(), SkippedB: l.skippedB.Load(), Bytes: l.bytes.Load(), Retries: l.retries.Load(),
-		Splits: l.splits.Load(), Created: int(l.created.Load()), Elapsed: elapsed, Seconds: elapsed.Seconds()}
+		Splits: l.splits.Load(), Created: int(l.created.Load()), Elapsed: elapsed, Seconds: elapsed.Seconds(),
+		Inserted: l.inserted.Load(), Updated: l.updated.Load(), Kept: l.kept.Load()}
 	s.NotLoaded = s.Read - s.Loaded - s.Rejected - s.Skipped
 	l.partsMu.Lock()
 	s.Partitions = len(l.parts)

@@ -122,6 +122,9 @@ func (l *Loader) committedAfterRetry(ctx context.Context, seq int64) (bool, erro
 
 func (l *Loader) committed1(b *batch, worker int, loaded int64, rejects []Reject, start time.Time) {
 	l.loaded.Add(loaded)
+	l.inserted.Add(b.inserted)
+	l.updated.Add(b.updated)
+	l.kept.Add(b.kept)
 	l.batches.Add(1)
 	n := int64(len(b.enc.Bytes()))
 	l.bytes.Add(n)
@@ -179,16 +182,29 @@ func (l *Loader) batchErr(b *batch, err error) error {
 // for its data is sent again through a staging table that isolates the
 // refused rows (isolate); the good rows commit with the ledger row.
 func (l *Loader) tryBatch(ctx context.Context, conn *pgx.Conn, b *batch) (int64, []Reject, error) {
+	upsert := l.cfg.OnConflict != ConflictReject
+	if upsert {
+		// Every row goes through the stage: INSERT ... ON CONFLICT.
+		if err := l.ensureStage(ctx, conn); err != nil {
+			return 0, nil, err
+		}
+	}
 	tx, err := conn.BeginTx(ctx, l.txOpts)
 	if err != nil {
 		return 0, nil, err
 	}
 	defer tx.Rollback(context.Background()) //nolint:errcheck // no-op after commit
-	sql := "COPY " + b.table + l.copyTail
-	n := b.rows()
-	_, err = conn.PgConn().CopyFrom(ctx, b.copyReader(0, n, l.binary), sql)
+	b.inserted, b.updated, b.kept = 0, 0, 0
 	var rejects []Reject
+	n := b.rows()
 	loaded := int64(n)
+	if upsert {
+		if loaded, rejects, err = l.isolate(ctx, conn, tx, b); err != nil {
+			return 0, nil, err
+		}
+	} else {
+		_, err = conn.PgConn().CopyFrom(ctx, b.copyReader(0, n, l.binary), "COPY "+b.table+l.copyTail)
+	}
 	if err != nil {
 		if !pg.DataError(err) {
 			return 0, nil, err

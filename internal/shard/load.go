@@ -280,6 +280,9 @@ func (c *Coordinator) Load(ctx context.Context, table string, inputs []Input, cf
 		sum.Created += s.Created
 		sum.Retries += s.Retries
 		sum.Splits += s.Splits
+		sum.Inserted += s.Inserted
+		sum.Updated += s.Updated
+		sum.Kept += s.Kept
 		sum.Format, sum.Route = s.Format, "shard"
 		sum.RowsByShard[f.shard] += s.Loaded
 	}
