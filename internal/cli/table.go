@@ -500,8 +500,9 @@ func newTableDropCmd(a *app) *cobra.Command {
 		Use:   "drop NAME",
 		Short: "Drop a series table with all its partitions (needs --yes)",
 		Long: `Drop a series table with all its partitions and its pgts catalog entry.
-The ledgers of the loads into it (--load-id) go with it, so a load rerun
-into a table made again under the same name loads every row.
+The ledgers of the loads into it (--load-id) go with it, and so do the
+partitions interrupted --bulk loads filled but never attached, so a load
+rerun into a table made again under the same name loads every row.
 
 A sharded table (table create --shard-by) is dropped everywhere: first, in
 one transaction, its parent, foreign partitions and NAME_buckets function

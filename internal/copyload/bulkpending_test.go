@@ -57,11 +57,17 @@ func sortedLoad(t *testing.T, ctx context.Context, pool *pgxpool.Pool, m *partit
 	if err != nil {
 		t.Fatal(err)
 	}
-	rd, err := records.NewReader(strings.NewReader(faultInput(0, false, 0)), records.DefaultOptions(records.CSV))
+	return l.Run(ctx, csvSource(t, "sorted.csv", faultInput(0, false, 0)))
+}
+
+// csvSource reads the CSV input, all seven conditions columns.
+func csvSource(t *testing.T, name, input string) *FileSource {
+	t.Helper()
+	rd, err := records.NewReader(strings.NewReader(input), records.DefaultOptions(records.CSV))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return l.Run(ctx, &FileSource{Inputs: []Input{{Name: "sorted.csv", Reader: rd}}, Columns: []int{0, 1, 2, 3, 4, 5, 6}})
+	return &FileSource{Inputs: []Input{{Name: name, Reader: rd}}, Columns: []int{0, 1, 2, 3, 4, 5, 6}}
 }
 
 func pendingOf(t *testing.T, pool *pgxpool.Pool) []string {
@@ -151,11 +157,7 @@ func TestLiveLoadRefusesPendingRange(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		rd, err := records.NewReader(strings.NewReader(faultInput(0, false, 0)), records.DefaultOptions(records.CSV))
-		if err != nil {
-			t.Fatal(err)
-		}
-		sum, err := l.Run(context.Background(), &FileSource{Inputs: []Input{{Name: "sorted.csv", Reader: rd}}, Columns: []int{0, 1, 2, 3, 4, 5, 6}})
+		sum, err := l.Run(context.Background(), csvSource(t, "sorted.csv", faultInput(0, false, 0)))
 		extra += sum.Loaded
 		var pe *partition.BulkPendingError
 		if !errors.As(err, &pe) || pe.LoadID != "L1" || strings.Contains(err.Error(), "42P07") {
@@ -168,11 +170,7 @@ func TestLiveLoadRefusesPendingRange(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rd, err := records.NewReader(strings.NewReader(faultInput(0, false, 0)), records.DefaultOptions(records.CSV))
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = l.Run(context.Background(), &FileSource{Inputs: []Input{{Name: "sorted.csv", Reader: rd}}, Columns: []int{0, 1, 2, 3, 4, 5, 6}})
+	_, err = l.Run(context.Background(), csvSource(t, "sorted.csv", faultInput(0, false, 0)))
 	if err == nil || !strings.Contains(err.Error(), "bulk=on") {
 		t.Fatalf("the owner's resume without --bulk: %v", err)
 	}
@@ -227,15 +225,11 @@ func TestBulkShuffledResume(t *testing.T) {
 						cancel()
 					}
 				}
-				rd, err := records.NewReader(strings.NewReader(input), records.DefaultOptions(records.CSV))
-				if err != nil {
-					t.Fatal(err)
-				}
 				l, err := New(pool, m, target, cfg)
 				if err != nil {
 					t.Fatal(err)
 				}
-				return l.Run(cctx, &FileSource{Inputs: []Input{{Name: "shuf.csv", Reader: rd}}, Columns: []int{0, 1, 2, 3, 4, 5, 6}})
+				return l.Run(cctx, csvSource(t, "shuf.csv", input))
 			}
 			first, err := run(tc.stopAt)
 			if (tc.stopAt == 0) != (err == nil) {

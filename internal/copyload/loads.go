@@ -10,7 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/pgts/pgts/internal/catalog"
-	"github.com/pgts/pgts/internal/pg"
+	"github.com/pgts/pgts/internal/partition"
 )
 
 // Abandoned says what Abandon removed.
@@ -50,41 +50,13 @@ func Abandon(ctx context.Context, pool *pgxpool.Pool, loadID string) (Abandoned,
 	}
 	defer conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1, hashtext($2))`, catalog.LoadLockKey, loadID) //nolint:errcheck // the session's end releases it too
 	err = pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
-		rows, err := tx.Query(ctx, `DELETE FROM pgts.bulk_partition b WHERE b.load_id = $1
-			AND NOT coalesce((SELECT c.relispartition FROM pg_class c
-				WHERE c.oid = to_regclass(quote_ident(b.partition_schema) || '.' || quote_ident(b.partition_name))), false)
-			RETURNING b.partition_schema, b.partition_name, b.target,
-				to_regclass(quote_ident(b.partition_schema) || '.' || quote_ident(b.partition_name)) IS NOT NULL`, loadID)
+		dropped, err := partition.DropPendingBulk(ctx, tx, "", loadID)
 		if err != nil {
 			return err
 		}
-		var tables []string
-		for rows.Next() {
-			var schema, name, target string
-			var exists bool
-			if err := rows.Scan(&schema, &name, &target, &exists); err != nil {
-				rows.Close()
-				return err
-			}
-			if exists {
-				tables = append(tables, pg.QuoteQualified(schema, name))
-			}
-			out.Partitions = append(out.Partitions, schema+"."+name)
-			out.Target = target
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return err
-		}
-		for _, q := range tables {
-			var n int64
-			if err := tx.QueryRow(ctx, `SELECT count(*) FROM `+q).Scan(&n); err != nil {
-				return err
-			}
-			out.Rows += n
-			if _, err := tx.Exec(ctx, `DROP TABLE IF EXISTS `+q); err != nil {
-				return err
-			}
+		for _, d := range dropped {
+			out.Partitions = append(out.Partitions, d.Name)
+			out.Target, out.Rows = d.Target, out.Rows+d.Rows
 		}
 		var target *string
 		err = tx.QueryRow(ctx, `WITH l AS (DELETE FROM pgts.load WHERE load_id = $1 RETURNING target)

@@ -102,35 +102,53 @@ func checkFree(ctx context.Context, db catalog.DB, t *Table, name string) error 
 	return fmt.Errorf("cannot create partition %q of %s: a table of that name exists and is not its partition: rename or drop it", name, t)
 }
 
-// dropPendingBulk drops the unattached bulk partitions of target and
-// forgets them, in tx.
-func dropPendingBulk(ctx context.Context, tx pgx.Tx, target string) error {
-	// A table attached by hand meanwhile is a partition now: forgotten,
-	// never dropped.
-	rows, err := tx.Query(ctx, `DELETE FROM pgts.bulk_partition b WHERE b.target = $1
+// DroppedBulk is an unattached bulk partition DropPendingBulk dropped.
+type DroppedBulk struct {
+	Name   string // schema.name
+	Target string
+	Rows   int64 // the rows it held, never visible
+}
+
+// DropPendingBulk drops, in tx, the unattached bulk partitions of the
+// series table target (schema.name), or those of load loadID when target
+// is "", and forgets them. A table attached by hand meanwhile is a
+// partition now: forgotten, never dropped.
+func DropPendingBulk(ctx context.Context, tx pgx.Tx, target, loadID string) ([]DroppedBulk, error) {
+	rows, err := tx.Query(ctx, `DELETE FROM pgts.bulk_partition b WHERE (b.target = $1 OR ($1 = '' AND b.load_id = $2))
 		AND NOT coalesce((SELECT c.relispartition FROM pg_class c
 			WHERE c.oid = to_regclass(quote_ident(b.partition_schema) || '.' || quote_ident(b.partition_name))), false)
-		RETURNING b.partition_schema, b.partition_name`, target)
+		RETURNING b.partition_schema, b.partition_name, b.target,
+			to_regclass(quote_ident(b.partition_schema) || '.' || quote_ident(b.partition_name)) IS NOT NULL`, target, loadID)
 	if err != nil {
-		return fmt.Errorf("forgetting the pending bulk partitions of %s: %w", target, err)
+		return nil, fmt.Errorf("forgetting pending bulk partitions: %w", err)
 	}
-	var tables []string
+	var out []DroppedBulk
+	var exists []bool
+	var quoted []string
 	for rows.Next() {
-		var schema, name string
-		if err := rows.Scan(&schema, &name); err != nil {
+		var schema, name, t string
+		var ok bool
+		if err := rows.Scan(&schema, &name, &t, &ok); err != nil {
 			rows.Close()
-			return err
+			return nil, err
 		}
-		tables = append(tables, pg.QuoteQualified(schema, name))
+		out = append(out, DroppedBulk{Name: schema + "." + name, Target: t})
+		exists, quoted = append(exists, ok), append(quoted, pg.QuoteQualified(schema, name))
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return fmt.Errorf("forgetting the pending bulk partitions of %s: %w", target, err)
+		return nil, fmt.Errorf("forgetting pending bulk partitions: %w", err)
 	}
-	for _, q := range tables {
-		if _, err := tx.Exec(ctx, "DROP TABLE IF EXISTS "+q); err != nil {
-			return fmt.Errorf("dropping pending bulk partition %s: %w", q, err)
+	for i, q := range quoted {
+		if !exists[i] {
+			continue
+		}
+		if err := tx.QueryRow(ctx, "SELECT count(*) FROM "+q).Scan(&out[i].Rows); err != nil {
+			return nil, fmt.Errorf("counting the rows of pending bulk partition %s: %w", q, err)
+		}
+		if _, err := tx.Exec(ctx, "DROP TABLE "+q); err != nil {
+			return nil, fmt.Errorf("dropping pending bulk partition %s: %w", q, err)
 		}
 	}
-	return nil
+	return out, nil
 }

@@ -486,7 +486,7 @@ func (m *Manager) Drop(ctx context.Context, t *Table) error {
 // The unattached partitions of its interrupted bulk loads are dropped
 // with them: nothing could attach them any more.
 func forgetLoads(ctx context.Context, tx pgx.Tx, target string) error {
-	if err := dropPendingBulk(ctx, tx, target); err != nil {
+	if _, err := DropPendingBulk(ctx, tx, target, ""); err != nil {
 		return err
 	}
 	if _, err := tx.Exec(ctx, `DELETE FROM pgts.load WHERE target = $1`, target); err != nil {
