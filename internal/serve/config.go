@@ -24,9 +24,10 @@ import (
 // bytes, durations Go duration strings. The zero value is not valid: start
 // from DefaultConfig, or LoadConfig, which does.
 type Config struct {
-	// MaxMemory is the storage's memory budget for points and series
-	// state not yet written to PostgreSQL; over it, Sink.Add blocks and
-	// Sink.TryAdd refuses. Default 512MiB.
+	// MaxMemory is the storage's memory budget for the points, slots and
+	// updates not yet written to PostgreSQL; over it, Sink.Add blocks and
+	// Sink.TryAdd refuses. Above it, the storage also evicts the state of
+	// idle series (reloaded with their next point). Default 512MiB.
 	MaxMemory Size `toml:"max-memory"`
 	// MaxSeries bounds the distinct series the storage accepts (series
 	// cardinality); points of new series beyond it are refused by the

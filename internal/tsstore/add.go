@@ -8,27 +8,37 @@ import (
 	"github.com/pgts/pgts/internal/rra"
 )
 
-// Add accepts points, blocking while the cache is over its budget until a
-// flush frees memory or ctx ends (backpressure: a TCP receiver calling Add
-// stops reading its socket). It copies what it keeps, so the caller may
+// Add accepts points, blocking while the cache's pending data is over its
+// budget until a flush frees memory or ctx ends (backpressure: a TCP
+// receiver calling Add stops reading its socket). A point of a series
+// whose state was evicted (evict.go) waits for it to be reloaded. It copies what it keeps, so the caller may
 // reuse pts and their Tags when it returns.
 //
 // Points refused one by one (matching no rule without raw storage, out of
 // order or duplicate for consolidation, beyond MaxSeries) are counted in
 // Stats, not returned as errors. An error means the points from some
 // index on were not taken: ctx's error, ErrClosed, or ErrFull when no flush
-// can free memory (the series alone fill the budget).
+// can free memory (nothing is pending, yet one point does not fit).
 func (s *Store) Add(ctx context.Context, pts []ingest.Point) error {
 	for len(pts) > 0 {
 		n, err := s.add(pts, true)
 		pts = pts[n:]
-		if err == nil {
+		switch {
+		case err == nil:
 			return nil
-		}
-		if errors.Is(err, ErrFull) {
-			s.counters.full.Add(int64(len(pts)))
-		}
-		if !errors.Is(err, errWait) {
+		case errors.Is(err, errEvicted):
+			if err := s.reload(ctx, pts); err == nil {
+				continue
+			} else if ctx.Err() != nil {
+				return err
+			}
+			// The database is unreachable: wait for the flush that
+			// finds it back, as for memory.
+		case errors.Is(err, errWait):
+		default:
+			if errors.Is(err, ErrFull) {
+				s.counters.full.Add(int64(len(pts)))
+			}
 			return err
 		}
 		if err := s.waitForRoom(ctx); err != nil {
@@ -38,19 +48,33 @@ func (s *Store) Add(ctx context.Context, pts []ingest.Point) error {
 	return nil
 }
 
-// TryAdd is Add without blocking: it takes points from the front of pts
-// until one does not fit in the budget, and returns how many it took with
-// ErrFull (the caller, a UDP receiver say, drops and counts the rest).
-// Points refused one by one are taken and counted as Add does.
+// TryAdd is Add without waiting for memory: it takes points from the
+// front of pts until one does not fit in the budget, and returns how many
+// it took with ErrFull (the caller, a UDP receiver say, drops and counts
+// the rest). Points refused one by one are taken and counted as Add does.
+// The state of an evicted series is reloaded (a query, bounded by
+// reloadTimeout); when that fails, TryAdd stops there with the error.
 func (s *Store) TryAdd(pts []ingest.Point) (accepted int, err error) {
-	n, err := s.add(pts, false)
-	if errors.Is(err, errWait) {
-		err = ErrFull
+	for {
+		n, err := s.add(pts[accepted:], false)
+		accepted += n
+		if errors.Is(err, errEvicted) {
+			ctx, cancel := context.WithTimeout(context.Background(), reloadTimeout)
+			err = s.reload(ctx, pts[accepted:])
+			cancel()
+			if err == nil {
+				continue
+			}
+			return accepted, err
+		}
+		if errors.Is(err, errWait) {
+			err = ErrFull
+		}
+		if errors.Is(err, ErrFull) {
+			s.counters.full.Add(int64(len(pts) - accepted))
+		}
+		return accepted, err
 	}
-	if errors.Is(err, ErrFull) {
-		s.counters.full.Add(int64(len(pts) - n))
-	}
-	return n, err
 }
 
 // errWait: add stopped at a point that does not fit, and a flush may make
@@ -84,6 +108,10 @@ func (s *Store) add(pts []ingest.Point, wait bool) (int, error) {
 	for i := range pts {
 		p := &pts[i]
 		if err := s.addPoint(p, rules, now); err != nil {
+			if errors.Is(err, errEvicted) {
+				return i, err
+			}
+			s.refusedAt.Store(now)
 			if s.mem.used.Load() > kick {
 				s.kickFlush()
 			}
@@ -103,9 +131,12 @@ func (s *Store) add(pts []ingest.Point, wait bool) (int, error) {
 // errNoRoom: the point does not fit in the budget.
 var errNoRoom = errors.New("no room")
 
+// errEvicted: the point's series has its state evicted; reload it first.
+var errEvicted = errors.New("series state evicted")
+
 // addPoint adds one point, now being the clock in micros; it returns
 // errNoRoom, having changed nothing, when the point does not fit in the
-// budget.
+// budget, and errEvicted when its series' state must be reloaded first.
 func (s *Store) addPoint(p *ingest.Point, rules []rra.Rule, now int64) error {
 	if !ingest.InRange(p.Time) {
 		s.counters.invalid.Add(1)
@@ -138,16 +169,15 @@ func (s *Store) addPoint(p *ingest.Point, rules []rra.Rule, now int64) error {
 		if len(p.Tags) > 0 {
 			x.tags = append([]ingest.Tag(nil), p.Tags...)
 		}
+	} else if x.sch != nil && x.ds == nil {
+		return errEvicted
 	}
-	// Reserve the worst case: a new series, a grown raw buffer, two
-	// updates per archive (RRD: a run of unknown slots, then the point's;
-	// Graphite: at most one).
-	need, idxBound := int64(0), int64(0)
-	if isNew {
-		// The index's share is known only once added: reserve its bound.
-		idxBound = maxAddBytes(key)
-		need += x.baseBytes() + idxBound
-	}
+	// Reserve the worst case of what the point adds to the pending data:
+	// a grown raw buffer, two updates per archive (RRD: a run of unknown
+	// slots, then the point's; Graphite: at most one). The series itself
+	// (its key, index entries and state) is not pending: it is accounted
+	// apart, and evicted when idle.
+	need := int64(0)
 	if s.raw != nil && len(x.raw) == cap(x.raw) {
 		need += int64(growth(cap(x.raw))) * rawBytes
 	}
@@ -171,11 +201,11 @@ func (s *Store) addPoint(p *ingest.Point, rules []rra.Rule, now int64) error {
 			x.ds = rra.NewDS(x.sch.schema)
 		}
 		sh.m[key] = x
-		s.mem.add(s.idx.add(key) - idxBound)
+		s.mem.series.Add(s.idx.add(key) + x.baseBytes())
 		sh.fresh = append(sh.fresh, x)
 		s.nSeries.Add(1)
-		need -= x.baseBytes() + idxBound
 	}
+	x.touched = s.gen.Load()
 	s.counters.added.Add(1)
 	if s.raw != nil {
 		if len(x.raw) == cap(x.raw) {

@@ -25,13 +25,16 @@ type Config struct {
 	// Raw keeps every accepted point in a series table as well; nil keeps
 	// no raw points.
 	Raw *RawConfig
-	// MaxMemory is the budget, in bytes, of the in-memory registry of
-	// series (their consolidation state) and of the write-back cache
-	// (buffered raw points and closed slots). Add blocks and TryAdd
-	// refuses while accepting a point could exceed it.
+	// MaxMemory is the budget, in bytes, of the pending data: the
+	// write-back cache (buffered raw points, closed slots, pending
+	// updates). Add blocks and TryAdd refuses while accepting a point
+	// could exceed it. The series (keys, index, consolidation state) are
+	// accounted apart and never refused for memory; when they and the
+	// pending data together exceed MaxMemory after a flush, the states of
+	// idle series are evicted (evict.go).
 	MaxMemory int64
 	// FlushInterval is the time between two flushes of the write-back
-	// cache; a flush also starts as soon as the cache uses 80% of
+	// cache; a flush also starts as soon as the pending data uses 80% of
 	// MaxMemory.
 	FlushInterval time.Duration
 	// FlushWorkers is the number of connections a flush writes on at once.
