@@ -161,6 +161,11 @@ type RawConfig struct {
 	// Retention drops partitions older than this PostgreSQL interval;
 	// empty keeps them. Default empty.
 	Retention string `toml:"retention"`
+	// AcceptPast bounds how old a point kept raw may be, a PostgreSQL
+	// interval: older points are not kept raw (counted, logged), so that
+	// a timestamp of 0 or Influx seconds sent without precision never make
+	// a 1970 partition. Default empty: the retention, or "1 year".
+	AcceptPast string `toml:"accept-past"`
 }
 
 // LimitsConfig is the [limits] section: what any single sender may make

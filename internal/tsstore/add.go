@@ -3,8 +3,10 @@ package tsstore
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/pgts/pgts/internal/ingest"
+	"github.com/pgts/pgts/internal/partition"
 	"github.com/pgts/pgts/internal/rra"
 )
 
@@ -104,10 +106,11 @@ func (s *Store) add(pts []ingest.Point, wait bool) (int, error) {
 	}
 	rules := *s.rules.Load()
 	kick := s.mem.max / 10 * 8
-	now := s.cfg.Now().UnixMicro()
+	clock := s.cfg.Now()
+	now, rawLo := clock.UnixMicro(), s.rawOldest(clock)
 	for i := range pts {
 		p := &pts[i]
-		if err := s.addPoint(p, rules, now); err != nil {
+		if err := s.addPoint(p, rules, now, rawLo); err != nil {
 			if errors.Is(err, errEvicted) {
 				return i, err
 			}
@@ -134,10 +137,21 @@ var errNoRoom = errors.New("no room")
 // errEvicted: the point's series has its state evicted; reload it first.
 var errEvicted = errors.New("series state evicted")
 
-// addPoint adds one point, now being the clock in micros; it returns
+// rawOldest is the oldest time (micros) a raw point may have at now.
+func (s *Store) rawOldest(now time.Time) int64 {
+	if s.raw == nil {
+		return 0
+	}
+	t := partition.Table{AcceptPast: &s.rawPast, Interval: partition.Interval{Days: 1}}
+	lo, _ := t.Window(now)
+	return lo
+}
+
+// addPoint adds one point, now being the clock and rawLo the oldest time
+// kept raw, in micros; it returns
 // errNoRoom, having changed nothing, when the point does not fit in the
 // budget, and errEvicted when its series' state must be reloaded first.
-func (s *Store) addPoint(p *ingest.Point, rules []rra.Rule, now int64) error {
+func (s *Store) addPoint(p *ingest.Point, rules []rra.Rule, now, rawLo int64) error {
 	if !ingest.InRange(p.Time) {
 		s.counters.invalid.Add(1)
 		return nil
@@ -145,6 +159,12 @@ func (s *Store) addPoint(p *ingest.Point, rules []rra.Rule, now int64) error {
 	if p.Time > now+s.cfg.FutureTolerance.Microseconds() {
 		s.counters.future.Add(1)
 		return nil
+	}
+	keepRaw := s.raw != nil
+	if keepRaw && p.Time < rawLo {
+		keepRaw = false
+		s.counters.rawRefused.Add(1)
+		s.counters.rawOld.Add(1)
 	}
 	key := seriesKey(p.Name, p.Tags)
 	sh := s.shardOf(key)
@@ -157,8 +177,10 @@ func (s *Store) addPoint(p *ingest.Point, rules []rra.Rule, now int64) error {
 		if r, ok := rra.Match(rules, p.Name); ok {
 			sch, _ := r.Schema() // checked by checkRules
 			si = s.schemaFor(r.Pattern.String(), sch)
-		} else if s.raw == nil {
-			s.counters.unmatched.Add(1)
+		} else if !keepRaw {
+			if s.raw == nil {
+				s.counters.unmatched.Add(1)
+			}
 			return nil
 		}
 		if s.cfg.MaxSeries > 0 && s.nSeries.Load() >= int64(s.cfg.MaxSeries) {
@@ -178,7 +200,7 @@ func (s *Store) addPoint(p *ingest.Point, rules []rra.Rule, now int64) error {
 	// (its key, index entries and state) is not pending: it is accounted
 	// apart, and evicted when idle.
 	need := int64(0)
-	if s.raw != nil && len(x.raw) == cap(x.raw) {
+	if keepRaw && len(x.raw) == cap(x.raw) {
 		need += int64(growth(cap(x.raw))) * rawBytes
 	}
 	if x.sch != nil {
@@ -207,7 +229,7 @@ func (s *Store) addPoint(p *ingest.Point, rules []rra.Rule, now int64) error {
 	}
 	x.touched = s.gen.Load()
 	s.counters.added.Add(1)
-	if s.raw != nil {
+	if keepRaw {
 		if len(x.raw) == cap(x.raw) {
 			r := make([]rawPoint, len(x.raw), len(x.raw)+growth(cap(x.raw)))
 			copy(r, x.raw)

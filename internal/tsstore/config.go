@@ -69,6 +69,13 @@ type RawConfig struct {
 	Interval partition.Interval
 	// Retention of a table created by Open; nil keeps everything.
 	Retention *partition.Interval
+	// AcceptPast bounds how old a raw point may be: one dated before now
+	// minus it is not kept raw (counted as RawRefused, logged once per
+	// flush), so that a timestamp of 0 or Influx seconds sent without a
+	// precision never make a 1970 partition. A table created by Open gets
+	// it as its accepted window (pgts table create --accept-past). nil:
+	// the retention, or DefaultRawAcceptPast without one.
+	AcceptPast *partition.Interval
 	// Retry bounds the retries of each batch of a raw write (zero: the
 	// loader's default, about a minute); a write that still fails is kept
 	// and rerun at the next flush.
@@ -77,6 +84,22 @@ type RawConfig struct {
 	// series that has no archives (those matching no rule); 0 means
 	// DefaultRawStep. Series with archives use their rule's step.
 	Step time.Duration
+}
+
+// DefaultRawAcceptPast is how old a raw point may be when RawConfig has
+// neither AcceptPast nor Retention: a year, the longest archive of the
+// usual Graphite schemas.
+var DefaultRawAcceptPast = partition.Interval{Months: 12}
+
+// acceptPast is the raw points' accepted past.
+func (r *RawConfig) acceptPast() partition.Interval {
+	switch {
+	case r.AcceptPast != nil:
+		return *r.AcceptPast
+	case r.Retention != nil:
+		return *r.Retention
+	}
+	return DefaultRawAcceptPast
 }
 
 // DefaultRawStep is the resolution Fetch gives the raw points of series

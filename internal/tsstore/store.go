@@ -46,6 +46,8 @@ type Store struct {
 	mgr    *partition.Manager
 	raw    *copyload.Target // nil: no raw points
 	rawTbl *partition.Table
+	// rawPast is how old a raw point may be (RawConfig.AcceptPast).
+	rawPast partition.Interval
 	// rawShard writes the raw points into a sharded raw table's
 	// partitions on the shards (rawshard.go); nil when the raw table is
 	// local. raw is then the coordinator's parent and rawTbl names it.
@@ -140,6 +142,7 @@ func Open(ctx context.Context, pool *pgxpool.Pool, cfg Config) (*Store, error) {
 	}
 	s.mgr = partition.NewManager(pool, log, cfg.Now)
 	if cfg.Raw != nil {
+		s.rawPast = cfg.Raw.acceptPast()
 		if err := s.openRaw(ctx); err != nil {
 			return nil, err
 		}
@@ -199,6 +202,7 @@ func (s *Store) loop(ctx context.Context) {
 		fctx := context.WithoutCancel(ctx)
 		s.noteFlush(s.Flush(fctx))
 		s.logFuture()
+		s.logRawOld()
 		s.maintain(fctx)
 	}
 }
@@ -254,6 +258,16 @@ func (s *Store) logFuture() {
 	if d := n - s.counters.futureLogged.Swap(n); d > 0 {
 		s.log.Warn("refused points dated beyond the clock plus the future tolerance",
 			"points", d, "tolerance", s.cfg.FutureTolerance)
+	}
+}
+
+// logRawOld logs, at most once per flush, the points not kept raw since
+// the last time for being older than the raw points' accepted past.
+func (s *Store) logRawOld() {
+	n := s.counters.rawOld.Load()
+	if d := n - s.counters.rawOldLogged.Swap(n); d > 0 {
+		s.log.Warn("refused raw points dated before the raw table's accepted window (a clock unset, or Influx seconds sent without precision=s?)",
+			"points", d, "accept_past", s.rawPast.String())
 	}
 }
 
@@ -348,7 +362,7 @@ type Stats struct {
 	OverLimit   int64 // points of new series beyond MaxSeries: dropped
 	Full        int64 // points refused for lack of memory (ErrFull)
 	RawStored   int64 // raw points written
-	RawRefused  int64 // raw points the raw table refused (outside its time window)
+	RawRefused  int64 // raw points refused for the raw time window (by the store or the table)
 	Slots       int64 // archive slots written
 	Flushes     int64 // flushes that wrote everything they took
 	FlushFails  int64 // flushes that failed (their data is kept for the next)
@@ -359,7 +373,7 @@ type counters struct {
 	added, unmatched, outOfOrder, duplicate, invalid, overLimit, full atomic.Int64
 	future, tooOld, lateKept, futureLogged                            atomic.Int64
 	rawStored, rawRefused, slots, flushes, flushFails, buffered       atomic.Int64
-	unflushed, evicted, reloaded                                      atomic.Int64
+	unflushed, evicted, reloaded, rawOld, rawOldLogged                atomic.Int64
 }
 
 // Stats returns the current counters.
