@@ -200,12 +200,20 @@ type LimitsConfig struct {
 	// ParserCache bounds each parser's caches of recent names and
 	// series (every connection has its own parser). Default 256KiB.
 	ParserCache Size `toml:"parser-cache"`
-	// MaxConnections bounds the open connections of each TCP listener;
-	// more are closed at once, counted and logged (rate-limited). Default
-	// 1024, room for a fleet of senders that each keep a connection open.
+	// MaxConnections bounds the open connections of each TCP listener.
+	// A sender beyond it is not closed: it waits to be served (its writes
+	// held by the kernel, later senders queued in the listen backlog)
+	// while the listener's idle connections are closed after
+	// FullReadTimeout; each wait is counted and logged (rate-limited).
+	// Default 1024, room for a fleet of senders that each keep a
+	// connection open.
 	MaxConnections int `toml:"max-connections"`
 	// ReadTimeout closes a TCP connection idle for this long. Default 5m.
 	ReadTimeout Duration `toml:"read-timeout"`
+	// FullReadTimeout replaces ReadTimeout while a sender waits for one
+	// of the listener's max-connections: idle connections make room
+	// sooner. Default 10s.
+	FullReadTimeout Duration `toml:"full-read-timeout"`
 }
 
 // DSConfig is one [[ds]] section: series whose name matches Regexp get
@@ -246,7 +254,8 @@ func DefaultConfig() Config {
 		Raw:    RawConfig{Interval: "1 day"},
 		Limits: LimitsConfig{MaxLine: 64 << 10, MaxDatagram: 65535, MaxPickleFrame: 1 << 20, MaxBody: 32 << 20,
 			MaxDecoded: 32 << 20, MaxPoints: 1 << 20, MaxName: 1 << 10, MaxTags: 64, MaxTag: 4 << 10,
-			ParserCache: 256 << 10, MaxConnections: 1024, ReadTimeout: Duration(5 * time.Minute)},
+			ParserCache: 256 << 10, MaxConnections: 1024, ReadTimeout: Duration(5 * time.Minute),
+			FullReadTimeout: Duration(10 * time.Second)},
 		DS: []DSConfig{{Regexp: ".", Step: "10s", Archives: []string{"10s:6h", "1m:7d", "1h:1y"}}},
 	}
 }
@@ -454,6 +463,7 @@ func (c *Config) Validate() error {
 	}
 	positive("limits.max-connections", int64(c.Limits.MaxConnections))
 	positive("limits.read-timeout", int64(c.Limits.ReadTimeout))
+	positive("limits.full-read-timeout", int64(c.Limits.FullReadTimeout))
 	positive("limits.max-datagram", int64(c.Limits.MaxDatagram))
 	if err := c.IngestLimits().Validate(); err != nil {
 		add(c.errorf("limits", "%v", err))
