@@ -121,8 +121,9 @@ type HTTPConfig struct {
 	Addr string `toml:"addr"`
 	// Token, when set, is required on every endpoint but /healthz, as
 	// "Authorization: Bearer TOKEN", "Authorization: Token TOKEN" (Influx
-	// v2 clients) or as the password of basic authentication (Influx v1
-	// clients). Default none.
+	// v2 clients), as the password of basic authentication or, on Influx
+	// v1's /write, of the u and p query parameters (Influx v1 clients).
+	// Default none.
 	Token string `toml:"token"`
 	// MaxConcurrent bounds the write requests decoded at once; more wait
 	// for a slot. Default 4.

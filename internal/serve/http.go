@@ -43,7 +43,7 @@ func (s *Server) httpHandler() http.Handler {
 	handle := func(pattern, name string, h http.Handler) {
 		mux.Handle(pattern, s.counted(name, h))
 	}
-	handle("POST /write", "influx_v1", s.authorized(s.writeHandler(protoInflux, false, s.decodeInflux)))
+	handle("POST /write", "influx_v1", s.authorizedV1(s.writeHandler(protoInflux, false, s.decodeInflux)))
 	handle("POST /api/v2/write", "influx_v2", s.authorized(s.writeHandler(protoInflux, true, s.decodeInflux)))
 	handle("POST /api/v1/write", "remote_write", s.authorized(s.writeHandler(protoRemoteWrite, false, s.decodeRemoteWrite)))
 	if s.gather != nil {
@@ -101,6 +101,17 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 // v2 "Token", or the password of basic authentication (Influx v1
 // clients). The comparison takes the same time whatever the token sent.
 func (s *Server) authorized(h http.Handler) http.Handler {
+	return s.checkToken(h, false)
+}
+
+// authorizedV1 is authorized for Influx v1's /write, which also takes the
+// password of the u and p query parameters (Telegraf's influxdb output,
+// the influx CLI), as InfluxDB 1.x does.
+func (s *Server) authorizedV1(h http.Handler) http.Handler {
+	return s.checkToken(h, true)
+}
+
+func (s *Server) checkToken(h http.Handler, queryCreds bool) http.Handler {
 	want := []byte(s.cfg.HTTP.Token)
 	if len(want) == 0 {
 		return h
@@ -113,6 +124,9 @@ func (s *Server) authorized(h http.Handler) http.Handler {
 		}
 		if !ok {
 			_, got, ok = r.BasicAuth()
+		}
+		if !ok && queryCreds {
+			got, ok = r.URL.Query().Get("p"), r.URL.Query().Has("p")
 		}
 		if !ok || subtle.ConstantTimeCompare([]byte(got), want) != 1 {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="pgts"`)
