@@ -263,7 +263,9 @@ MIXED = {
     "powSeries": ["powSeries({A}, {M})"],
     "countSeries": ["countSeries({A}, {M})"],
     "group": ["group({A}, {M})"],
-    "mapSeries": ["mapSeries(group({S}, {MA}), 1)"],
+    # graphite-web cannot answer a mapSeries on its own (a list of lists)
+    "mapSeries": ['reduceSeries(mapSeries(group(aliasSub({A}, "^.*$", "fn.x.a"), aliasSub({M}, "^.*$", "fn.x.m")), 1), '
+                  '"diffSeries", 2, "m", "a")'],
     "reduceSeries": ['reduceSeries(mapSeries(group(aliasSub({A}, "^.*$", "fn.x.a"), aliasSub({M}, "^.*$", "fn.x.m")), 1), '
                      '"asPercent", 2, "a", "m")'],
     "applyByNode": ["applyByNode({S}, 0, \"sumSeries(%.a, summarize(fn.c, '1min', 'sum'))\")"],
