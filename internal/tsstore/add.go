@@ -13,14 +13,16 @@ import (
 // Add accepts points, blocking while the cache's pending data is over its
 // budget until a flush frees memory or ctx ends (backpressure: a TCP
 // receiver calling Add stops reading its socket). A point of a series
-// whose state was evicted (evict.go) waits for it to be reloaded. It copies what it keeps, so the caller may
-// reuse pts and their Tags when it returns.
+// whose state was evicted (evict.go) waits for it to be reloaded. It
+// copies what it keeps, so the caller may reuse pts and their Tags when
+// it returns.
 //
 // Points refused one by one (matching no rule without raw storage, out of
 // order or duplicate for consolidation, beyond MaxSeries) are counted in
 // Stats, not returned as errors. An error means the points from some
-// index on were not taken: ctx's error, ErrClosed, or ErrFull when no flush
-// can free memory (nothing is pending, yet one point does not fit).
+// index on were not taken: ctx's error or ErrClosed. Add never gives up
+// for memory: when no flush can free any now (a raw write kept aside for
+// its retry holds it), it waits for the periodic flush.
 func (s *Store) Add(ctx context.Context, pts []ingest.Point) error {
 	for len(pts) > 0 {
 		n, err := s.add(pts, true)
@@ -37,13 +39,16 @@ func (s *Store) Add(ctx context.Context, pts []ingest.Point) error {
 			// The database is unreachable: wait for the flush that
 			// finds it back, as for memory.
 		case errors.Is(err, errWait):
-		default:
-			if errors.Is(err, ErrFull) {
-				s.counters.full.Add(int64(len(pts)))
+		case errors.Is(err, ErrFull):
+			// Nothing a flush asked now would free: the periodic one.
+			if err := s.waitForFlush(ctx, false); err != nil {
+				return err
 			}
+			continue
+		default:
 			return err
 		}
-		if err := s.waitForRoom(ctx); err != nil {
+		if err := s.waitForFlush(ctx, true); err != nil {
 			return err
 		}
 	}
@@ -83,10 +88,14 @@ func (s *Store) TryAdd(pts []ingest.Point) (accepted int, err error) {
 // room.
 var errWait = errors.New("wait for a flush")
 
-// waitForRoom waits for the end of the next flush, asking for one.
-func (s *Store) waitForRoom(ctx context.Context) error {
+// waitForFlush waits for the end of the next flush, asking for one with
+// kick unless the last periodic flush failed (the database is away: the
+// periodic flush retries it, asking more would only spin).
+func (s *Store) waitForFlush(ctx context.Context, kick bool) error {
 	ch := s.freedChan()
-	s.kickFlush()
+	if kick && s.health.Load() == nil {
+		s.kickFlush()
+	}
 	select {
 	case <-ch:
 		return nil

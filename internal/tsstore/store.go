@@ -23,8 +23,8 @@ import (
 var (
 	// ErrFull: accepting the point could make the pending data exceed
 	// Config.MaxMemory. TryAdd returns it at once; Add waits for a flush
-	// instead, and returns it only when nothing is pending yet one point
-	// does not fit. Health wraps it while points are being refused.
+	// instead and never returns it. Health wraps it while points are
+	// being refused or held back.
 	ErrFull = errors.New("write-back cache full")
 	// ErrClosed: the Store is closed.
 	ErrClosed = errors.New("store closed")
