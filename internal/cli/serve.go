@@ -242,6 +242,13 @@ func storeConfig(ctx context.Context, pool *pgxpool.Pool, cfg serve.Config, rule
 			}
 			raw.Retention = &r
 		}
+		if cfg.Raw.AcceptPast != "" {
+			r, err := partition.ParseInterval(ctx, pool, cfg.Raw.AcceptPast)
+			if err != nil {
+				return sc, usagef("raw.accept-past: %v", err)
+			}
+			raw.AcceptPast = &r
+		}
 		sc.Raw = raw
 	}
 	if err := sc.Validate(); err != nil {

@@ -42,7 +42,8 @@ func TestGraphiteWebDifferential(t *testing.T) {
 	for _, c := range functionCases {
 		targets = append(targets, c.target)
 	}
-	differential(t, py, webapp, testSource(), append(targets, differentialExtras...), t0-1, t0+599)
+	targets = append(targets, differentialExtras...)
+	differential(t, py, webapp, testSource(), append(targets, differentialMixed...), t0-1, t0+599)
 }
 
 // differentialExtras are compared with graphite-web only: edge cases of
@@ -119,6 +120,47 @@ var differentialExtras = []string{
 	"averageOutsidePercentile(servers.*.cpu, 30)", "removeBetweenPercentile(servers.web1.cpu, servers.db1.cpu, 30)",
 	"sigmoid(servers.web1.cpu)", "logit(scale(servers.web1.cpu, 0.04))",
 }
+
+// differentialMixed are the combining functions (graphite-web's
+// "Combine" group) over series of different steps: other.slow.x is 120 s,
+// the servers 60 s; aliasSub gives the slow series a name that groups
+// with a fast one. groupByTags is left out: series of different names
+// never share its groups here.
+var differentialMixed = []string{
+	"aggregate(group(servers.web2.cpu, other.slow.x), 'max')",
+	"aggregateSeriesLists(group(servers.web1.cpu, servers.web2.cpu), group(other.slow.x, servers.db1.cpu), 'sum')",
+	"sumSeriesLists(servers.web2.cpu, other.slow.x)",
+	"sumSeriesWithWildcards(group(servers.web2.cpu, " + slowAsServer + "), 1)",
+	"averageSeriesWithWildcards(group(servers.web2.cpu, " + slowAsServer + "), 1)",
+	"multiplySeriesWithWildcards(group(servers.web2.cpu, " + slowAsServer + "), 1)",
+	"aggregateWithWildcards(group(servers.web2.cpu, " + slowAsServer + "), 'min', 1)",
+	"diffSeries(servers.web2.cpu, other.slow.x)", "diffSeriesLists(servers.web2.cpu, other.slow.x)",
+	"stddevSeries(servers.web2.cpu, other.slow.x)", "minSeries(servers.web2.cpu, other.slow.x)",
+	"maxSeries(other.slow.x, servers.web2.cpu)", "rangeOfSeries(servers.web2.cpu, other.slow.x)",
+	"percentileOfSeries(group(servers.web2.cpu, other.slow.x), 50)",
+	"asPercent(servers.web2.cpu, other.slow.x)", "asPercent(other.slow.x, servers.web2.cpu)",
+	"asPercent(servers.web*.cpu, other.slow.x)", "asPercent(other.slow.x, servers.web*.cpu)",
+	"asPercent(group(servers.web2.cpu, other.slow.x))", "asPercent(group(servers.web2.cpu, other.slow.x), 50)",
+	"asPercent(group(servers.web1.cpu, other.slow.x), group(servers.db1.cpu, servers.web2.cpu))",
+	"asPercent(group(servers.web2.cpu, " + slowAsServer + "), None, 2)",
+	"asPercent(servers.web2.cpu, group(" + slowAsServer + ", servers.db1.cpu), 2)",
+	"asPercent(servers.web2.cpu, summarize(servers.web1.cpu, '3min', 'sum'))",
+	"asPercent(summarize(servers.web1.cpu, '3min', 'sum'), servers.web2.cpu)",
+	"pct(servers.web2.cpu, other.slow.x)",
+	"divideSeriesLists(servers.web2.cpu, other.slow.x)", "divideSeries(other.slow.x, servers.web2.cpu)",
+	"multiplySeries(servers.web2.cpu, other.slow.x)", "multiplySeriesLists(servers.web2.cpu, other.slow.x)",
+	"weightedAverage(servers.web2.cpu, aliasSub(other.slow.x, 'other.slow.x', 'servers.web2.w'), 1)",
+	"powSeries(servers.web2.cpu, other.slow.x)", "countSeries(servers.web2.cpu, other.slow.x)",
+	"group(servers.web1.cpu, other.slow.x)",
+	"reduceSeries(mapSeries(group(servers.web2.cpu, aliasSub(other.slow.x, 'other.slow.x', 'servers.web2.slow')), 1), 'asPercent', 2, 'cpu', 'slow')",
+	"reduceSeries(mapSeries(group(servers.web2.cpu, aliasSub(other.slow.x, 'other.slow.x', 'servers.web2.slow')), 1), 'divideSeries', 2, 'slow', 'cpu')",
+	"applyByNode(servers.web*.cpu, 1, 'sumSeries(%.cpu, other.slow.x)')",
+	"groupByNode(group(servers.web2.cpu, " + slowAsServer + "), 2, 'sum')",
+	"groupByNodes(group(servers.web2.cpu, " + slowAsServer + "), 'average', 2)",
+}
+
+// slowAsServer is other.slow.x named servers.slow.cpu.
+const slowAsServer = "aliasSub(other.slow.x, 'other.slow.x', 'servers.slow.cpu')"
 
 // graphiteWebDifferences are the accepted differences: target → reason.
 var graphiteWebDifferences = map[string]string{

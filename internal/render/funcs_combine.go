@@ -247,6 +247,19 @@ func newSeries(name string, start, end, step int64, values []float64) *series {
 	return &series{name: name, pathExpr: name, tags: tagSet{{"name", name}}, start: start, end: end, step: step, values: values}
 }
 
+// asPercent follows graphite-web 1.1.10, whose normalize only marks each
+// series with the points it merges (valuesPerPoint), a mark the next
+// normalize of that series replaces and a new series does not inherit:
+//   - one series per total (a single series with a single total
+//     included): each pair normalized on its own, the result at the
+//     pair's step, from the earlier start;
+//   - one total for several series: the series normalized together with
+//     the total, each result keeping its own start and step (graphite-web
+//     labels the merged values with the finer step);
+//   - a number: the series normalized together, compared with as many
+//     copies of the number as the first series has raw values;
+//   - nodes: groups and totals summed and paired from the series as
+//     fetched, not as normalized with the whole list.
 func asPercent(ev *evaluator, a *args) ([]*series, error) {
 	orig := a.seriesList("seriesList")
 	if len(orig) == 0 {
@@ -266,7 +279,7 @@ func asPercent(ev *evaluator, a *args) ([]*series, error) {
 		return nil
 	}
 	if len(a.multi) > 0 {
-		if err := asPercentByNodes(list, total, hasTotal, a.multi, emit); err != nil {
+		if err := asPercentByNodes(orig, list, total, hasTotal, a.multi, emit); err != nil {
 			return nil, err
 		}
 		return out, nil
@@ -281,13 +294,13 @@ func asPercent(ev *evaluator, a *args) ([]*series, error) {
 		if len(total.list) != 1 && len(total.list) != len(list) {
 			return nil, inputErrorf("asPercent second argument must be missing, a single digit, reference exactly 1 series or reference the same number of series as the first argument")
 		}
-		if len(total.list) == 1 {
+		if len(total.list) == 1 && len(list) > 1 {
 			norm, _, _, _ := normalize(append(append([]*series(nil), list...), total.list...))
 			list = norm[:len(list)]
 			totalValues = norm[len(list)].values
 			totalText = total.list[0].name
 		} else {
-			s1 := append([]*series(nil), list...)
+			s1 := append([]*series(nil), orig...)
 			s2 := append([]*series(nil), total.list...)
 			byName := func(l []*series) {
 				sort.SliceStable(l, func(i, j int) bool { return l[i].name < l[j].name })
@@ -304,7 +317,7 @@ func asPercent(ev *evaluator, a *args) ([]*series, error) {
 			return out, nil
 		}
 	case total.kind == valNumber:
-		totalValues = make([]float64, len(list[0].values))
+		totalValues = make([]float64, len(orig[0].values))
 		for i := range totalValues {
 			totalValues[i] = total.num
 		}
@@ -323,10 +336,16 @@ func asPercent(ev *evaluator, a *args) ([]*series, error) {
 }
 
 // asPercentByNodes is asPercent with nodes: series and totals are grouped
-// by the nodes' key and each series is divided by its group's total.
-func asPercentByNodes(list []*series, total value, hasTotal bool, nodes []value, emit func(*series) error) error {
+// by the nodes' key and each series is divided by its group's total. orig
+// are the series as fetched, norm the same normalized together: a series
+// without a total has as many nulls as its normalized values.
+func asPercentByNodes(orig, norm []*series, total value, hasTotal bool, nodes []value, emit func(*series) error) error {
 	key := func(s *series) string { return aggKey(s, nodes) }
-	keys, meta := groupBy(list, key)
+	keys, meta := groupBy(orig, key)
+	normOf := make(map[*series]*series, len(orig))
+	for i, s := range orig {
+		normOf[s] = norm[i]
+	}
 	totals := map[string]*series{}
 	sumGroup := func(g []*series) *series {
 		if len(g) == 1 {
@@ -367,6 +386,7 @@ func asPercentByNodes(list []*series, total value, hasTotal bool, nodes []value,
 		for _, s := range group {
 			t, ok := totals[k]
 			if !ok {
+				s := normOf[s]
 				vals := make([]float64, len(s.values))
 				for i := range vals {
 					vals[i] = nan

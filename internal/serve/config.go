@@ -24,9 +24,10 @@ import (
 // bytes, durations Go duration strings. The zero value is not valid: start
 // from DefaultConfig, or LoadConfig, which does.
 type Config struct {
-	// MaxMemory is the storage's memory budget for points and series
-	// state not yet written to PostgreSQL; over it, Sink.Add blocks and
-	// Sink.TryAdd refuses. Default 512MiB.
+	// MaxMemory is the storage's memory budget for the points, slots and
+	// updates not yet written to PostgreSQL; over it, Sink.Add blocks and
+	// Sink.TryAdd refuses. Above it, the storage also evicts the state of
+	// idle series (reloaded with their next point). Default 512MiB.
 	MaxMemory Size `toml:"max-memory"`
 	// MaxSeries bounds the distinct series the storage accepts (series
 	// cardinality); points of new series beyond it are refused by the
@@ -120,8 +121,9 @@ type HTTPConfig struct {
 	Addr string `toml:"addr"`
 	// Token, when set, is required on every endpoint but /healthz, as
 	// "Authorization: Bearer TOKEN", "Authorization: Token TOKEN" (Influx
-	// v2 clients) or as the password of basic authentication (Influx v1
-	// clients). Default none.
+	// v2 clients), as the password of basic authentication or, on Influx
+	// v1's /write, of the u and p query parameters (Influx v1 clients).
+	// Default none.
 	Token string `toml:"token"`
 	// MaxConcurrent bounds the write requests decoded at once; more wait
 	// for a slot. Default 4.
@@ -160,6 +162,11 @@ type RawConfig struct {
 	// Retention drops partitions older than this PostgreSQL interval;
 	// empty keeps them. Default empty.
 	Retention string `toml:"retention"`
+	// AcceptPast bounds how old a point kept raw may be, a PostgreSQL
+	// interval: older points are not kept raw (counted, logged), so that
+	// a timestamp of 0 or Influx seconds sent without precision never make
+	// a 1970 partition. Default empty: the retention, or "1 year".
+	AcceptPast string `toml:"accept-past"`
 }
 
 // LimitsConfig is the [limits] section: what any single sender may make
@@ -194,12 +201,20 @@ type LimitsConfig struct {
 	// ParserCache bounds each parser's caches of recent names and
 	// series (every connection has its own parser). Default 256KiB.
 	ParserCache Size `toml:"parser-cache"`
-	// MaxConnections bounds the open connections of each TCP listener;
-	// more are closed at once, counted and logged (rate-limited). Default
-	// 1024, room for a fleet of senders that each keep a connection open.
+	// MaxConnections bounds the open connections of each TCP listener.
+	// A sender beyond it is not closed: it waits to be served (its writes
+	// held by the kernel, later senders queued in the listen backlog)
+	// while the listener's idle connections are closed after
+	// FullReadTimeout; each wait is counted and logged (rate-limited).
+	// Default 1024, room for a fleet of senders that each keep a
+	// connection open.
 	MaxConnections int `toml:"max-connections"`
 	// ReadTimeout closes a TCP connection idle for this long. Default 5m.
 	ReadTimeout Duration `toml:"read-timeout"`
+	// FullReadTimeout replaces ReadTimeout while a sender waits for one
+	// of the listener's max-connections: idle connections make room
+	// sooner. Default 10s.
+	FullReadTimeout Duration `toml:"full-read-timeout"`
 }
 
 // DSConfig is one [[ds]] section: series whose name matches Regexp get
@@ -240,7 +255,8 @@ func DefaultConfig() Config {
 		Raw:    RawConfig{Interval: "1 day"},
 		Limits: LimitsConfig{MaxLine: 64 << 10, MaxDatagram: 65535, MaxPickleFrame: 1 << 20, MaxBody: 32 << 20,
 			MaxDecoded: 32 << 20, MaxPoints: 1 << 20, MaxName: 1 << 10, MaxTags: 64, MaxTag: 4 << 10,
-			ParserCache: 256 << 10, MaxConnections: 1024, ReadTimeout: Duration(5 * time.Minute)},
+			ParserCache: 256 << 10, MaxConnections: 1024, ReadTimeout: Duration(5 * time.Minute),
+			FullReadTimeout: Duration(10 * time.Second)},
 		DS: []DSConfig{{Regexp: ".", Step: "10s", Archives: []string{"10s:6h", "1m:7d", "1h:1y"}}},
 	}
 }
@@ -448,6 +464,7 @@ func (c *Config) Validate() error {
 	}
 	positive("limits.max-connections", int64(c.Limits.MaxConnections))
 	positive("limits.read-timeout", int64(c.Limits.ReadTimeout))
+	positive("limits.full-read-timeout", int64(c.Limits.FullReadTimeout))
 	positive("limits.max-datagram", int64(c.Limits.MaxDatagram))
 	if err := c.IngestLimits().Validate(); err != nil {
 		add(c.errorf("limits", "%v", err))

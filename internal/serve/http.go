@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
@@ -42,7 +43,7 @@ func (s *Server) httpHandler() http.Handler {
 	handle := func(pattern, name string, h http.Handler) {
 		mux.Handle(pattern, s.counted(name, h))
 	}
-	handle("POST /write", "influx_v1", s.authorized(s.writeHandler(protoInflux, false, s.decodeInflux)))
+	handle("POST /write", "influx_v1", s.authorizedV1(s.writeHandler(protoInflux, false, s.decodeInflux)))
 	handle("POST /api/v2/write", "influx_v2", s.authorized(s.writeHandler(protoInflux, true, s.decodeInflux)))
 	handle("POST /api/v1/write", "remote_write", s.authorized(s.writeHandler(protoRemoteWrite, false, s.decodeRemoteWrite)))
 	if s.gather != nil {
@@ -100,6 +101,17 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 // v2 "Token", or the password of basic authentication (Influx v1
 // clients). The comparison takes the same time whatever the token sent.
 func (s *Server) authorized(h http.Handler) http.Handler {
+	return s.checkToken(h, false)
+}
+
+// authorizedV1 is authorized for Influx v1's /write, which also takes the
+// password of the u and p query parameters (Telegraf's influxdb output,
+// the influx CLI), as InfluxDB 1.x does.
+func (s *Server) authorizedV1(h http.Handler) http.Handler {
+	return s.checkToken(h, true)
+}
+
+func (s *Server) checkToken(h http.Handler, queryCreds bool) http.Handler {
 	want := []byte(s.cfg.HTTP.Token)
 	if len(want) == 0 {
 		return h
@@ -112,6 +124,9 @@ func (s *Server) authorized(h http.Handler) http.Handler {
 		}
 		if !ok {
 			_, got, ok = r.BasicAuth()
+		}
+		if !ok && queryCreds {
+			got, ok = r.URL.Query().Get("p"), r.URL.Query().Has("p")
 		}
 		if !ok || subtle.ConstantTimeCompare([]byte(got), want) != 1 {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="pgts"`)
@@ -183,18 +198,58 @@ func (s *Server) writeHandler(proto string, v2 bool, decode decodeFunc) http.Han
 			return
 		}
 		s.refuse(proto, from, st.FirstErr, st.Rejected)
+		var future int
+		var firstFuture error
+		slot.pts, future, firstFuture = s.dropFuture(slot.pts)
+		s.refuse(proto, from, firstFuture, future)
 		s.m.ignored.WithLabelValues(proto).Add(float64(st.Ignored))
 		s.m.received.WithLabelValues(proto).Add(float64(len(slot.pts)))
 		if err := s.add(ctx, proto, slot.pts); err != nil {
 			writeError(w, http.StatusServiceUnavailable, v2, "storing points: "+err.Error())
 			return
 		}
-		if st.Rejected > 0 {
-			writeError(w, http.StatusBadRequest, v2, fmt.Sprintf("partial write: %d stored, %d refused; first: %v", len(slot.pts), st.Rejected, st.FirstErr))
+		if refused := st.Rejected + future; refused > 0 {
+			first := st.FirstErr
+			if first == nil {
+				first = firstFuture
+			}
+			writeError(w, http.StatusBadRequest, v2, fmt.Sprintf("partial write: %d stored, %d refused; first: %v", len(slot.pts), refused, first))
 			return
 		}
 		w.WriteHeader(http.StatusNoContent)
 	})
+}
+
+// dropFuture removes from pts, in place, the points dated beyond the clock
+// plus future-tolerance, which the storage would refuse: an HTTP sender is
+// told, as for a value it cannot store, rather than answered 204. It
+// returns the points kept, how many it removed and an error naming the
+// first.
+func (s *Server) dropFuture(pts []ingest.Point) (kept []ingest.Point, n int, first error) {
+	tol := time.Duration(s.cfg.FutureTolerance)
+	horizon := s.now().Add(tol).UnixMicro()
+	kept = pts[:0]
+	for _, p := range pts {
+		if p.Time <= horizon {
+			kept = append(kept, p)
+			continue
+		}
+		if n++; first == nil {
+			first = fmt.Errorf("%w: %s at %s is more than future-tolerance (%v) ahead of the clock",
+				ingest.ErrTimestamp, seriesName(p), time.UnixMicro(p.Time).UTC().Format(time.RFC3339Nano), tol)
+		}
+	}
+	return kept, n, first
+}
+
+// seriesName is a point's name with its tags in Graphite's tagged form.
+func seriesName(p ingest.Point) string {
+	var b strings.Builder
+	b.WriteString(p.Name)
+	for _, t := range p.Tags {
+		b.WriteString(";" + t.Key + "=" + t.Value)
+	}
+	return b.String()
 }
 
 // writeError answers an error as Influx does: JSON {"error": ...} for v1,

@@ -239,18 +239,32 @@ func TestBackpressure(t *testing.T) {
 	}
 }
 
-func TestMaxConnections(t *testing.T) {
-	ts := startServer(t, nil, func(c *Config) { c.Limits.MaxConnections = 1 })
-	first := dial(t, "tcp", ts.addrs.GraphiteTCP)
-	first.Write([]byte("a.b 1 1700000000\n"))
-	eventually(t, "first connection served", func() bool { return ts.sink.len() == 1 })
-	second := dial(t, "tcp", ts.addrs.GraphiteTCP)
-	second.SetReadDeadline(time.Now().Add(10 * time.Second))
-	if _, err := second.Read(make([]byte, 1)); err == nil {
-		t.Error("second connection not closed")
+// TestMaxConnectionsQueues: a sender beyond max-connections is not
+// accepted and closed (its points lost): it waits, its writes held by the
+// kernel, while idle connections are closed after full-read-timeout; then
+// its points are stored. The wait is counted and logged.
+func TestMaxConnectionsQueues(t *testing.T) {
+	ts := startServer(t, nil, func(c *Config) {
+		c.Limits.MaxConnections = 2
+		c.Limits.FullReadTimeout = Duration(100 * time.Millisecond)
+	})
+	for i := range 2 {
+		idle := dial(t, "tcp", ts.addrs.GraphiteTCP)
+		fmt.Fprintf(idle, "idle.c%d 1 1700000000\n", i)
 	}
-	if got := ts.metric("connections_refused_total", map[string]string{"protocol": protoGraphiteTCP}); got != 1 {
-		t.Errorf("refused %v, want 1", got)
+	eventually(t, "idle connections served", func() bool { return ts.sink.len() == 2 })
+	late := dial(t, "tcp", ts.addrs.GraphiteTCP)
+	if _, err := late.Write([]byte("late.c 1 1700000000\n")); err != nil {
+		t.Fatal(err)
+	}
+	late.(*net.TCPConn).CloseWrite()
+	eventually(t, "the waiting sender's point stored", func() bool { return len(ts.sink.byName("late.c")) == 1 })
+	if got := ts.metric("connections_queued_total", map[string]string{"protocol": protoGraphiteTCP}); got != 1 {
+		t.Errorf("queued %v, want 1", got)
+	}
+	ts.stop()
+	if !strings.Contains(ts.logs.String(), "connection limit reached") {
+		t.Errorf("the wait was not logged:\n%s", ts.logs.String())
 	}
 }
 

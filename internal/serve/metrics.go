@@ -31,7 +31,7 @@ type metrics struct {
 	dropped     *prometheus.CounterVec // protocol, reason: points shed
 	waiting     *prometheus.GaugeVec   // protocol: points handed to the sink, not yet accepted
 	conns       *prometheus.GaugeVec   // protocol: open TCP connections
-	connRefused *prometheus.CounterVec // protocol: connections closed at once, over max-connections
+	connQueued  *prometheus.CounterVec // protocol: connections that waited, over max-connections
 	httpReqs    *prometheus.CounterVec // handler, code
 	httpActive  prometheus.Gauge       // write requests holding a slot
 	flushes     prometheus.Counter     // StatsD flushes
@@ -57,8 +57,8 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Help: "Points handed to the storage and not yet accepted (queue depth; grows while storage applies backpressure)."}, []string{"protocol"}),
 		conns: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Subsystem: sub, Name: "connections",
 			Help: "Open TCP connections by receiver."}, []string{"protocol"}),
-		connRefused: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "connections_refused_total",
-			Help: "TCP connections closed at once because the receiver had max-connections open."}, []string{"protocol"}),
+		connQueued: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "connections_queued_total",
+			Help: "TCP connections that waited to be served because the receiver had max-connections open."}, []string{"protocol"}),
 		httpReqs: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "http_requests_total",
 			Help: "HTTP requests by handler and status code."}, []string{"handler", "code"}),
 		httpActive: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Subsystem: sub, Name: "http_active_writes",
@@ -81,7 +81,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	if reg == nil {
 		return m, nil
 	}
-	for _, c := range []prometheus.Collector{m.received, m.refused, m.ignored, m.dropped, m.waiting, m.conns, m.connRefused,
+	for _, c := range []prometheus.Collector{m.received, m.refused, m.ignored, m.dropped, m.waiting, m.conns, m.connQueued,
 		m.httpReqs, m.httpActive, m.flushes, m.flushPoints, m.flushTime, m.reloads} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("registering metrics: %w", err)

@@ -262,8 +262,19 @@ func TestToken(t *testing.T) {
 	if code, body := do(t, req); code != http.StatusNoContent {
 		t.Errorf("basic auth: %d %s", code, body)
 	}
-	if got := ts.sink.len(); got != 3 {
-		t.Errorf("%d points stored, want 3 (one per authorised request)", got)
+	// Influx v1 clients (Telegraf's influxdb output, the influx CLI) may
+	// send their credentials as the u and p query parameters.
+	if code, body := post(t, ts, "/write?precision=s&u=telegraf&p=s3cret", line, nil); code != http.StatusNoContent {
+		t.Errorf("influx v1 u/p: %d %s", code, body)
+	}
+	if code, body := post(t, ts, "/write?precision=s&u=telegraf&p=nope", line, nil); code != http.StatusUnauthorized {
+		t.Errorf("influx v1 wrong p: %d %s, want 401", code, body)
+	}
+	if code, body := post(t, ts, "/api/v1/write?p=s3cret", remoteWriteBody(nil), map[string]string{"Content-Encoding": "snappy"}); code != http.StatusUnauthorized {
+		t.Errorf("p on remote write: %d %s, want 401 (query credentials are Influx v1's only)", code, body)
+	}
+	if got := ts.sink.len(); got != 4 {
+		t.Errorf("%d points stored, want 4 (one per authorised request)", got)
 	}
 	get := func(path string, header map[string]string) int {
 		req, _ := http.NewRequest(http.MethodGet, "http://"+ts.addrs.HTTP+path, nil)

@@ -62,6 +62,7 @@ type Server struct {
 	extra   http.Handler
 	errLogs map[string]*errLog
 	dropLog *errLog
+	connLog *errLog        // senders waiting for max-connections
 	statsd  *aggregator    // nil when no StatsD listener is configured
 	slots   chan *httpSlot // free HTTP write slots
 	// The parsers of the UDP receivers, each used by its socket's one
@@ -83,9 +84,13 @@ type Server struct {
 	drainFlag atomic.Bool // draining, for extendDeadline without the lock
 	listeners []net.Listener
 	packets   []net.PacketConn
-	conns     map[net.Conn]struct{}
+	conns     map[net.Conn]string // protocol
 	httpSrv   *http.Server
-	addrs     Addrs
+	// full[proto] is set while a sender waits for one of the protocol's
+	// max-connections: its connections then time out after
+	// full-read-timeout. Built by New, read-only after.
+	full  map[string]*atomic.Bool
+	addrs Addrs
 }
 
 // New returns a Server for cfg, which it validates, feeding sink. The
@@ -98,7 +103,7 @@ func New(cfg Config, sink Sink, opt Options) (*Server, error) {
 		return nil, errors.New("serve: no sink")
 	}
 	s := &Server{cfg: cfg, limits: cfg.IngestLimits(), sink: sink, log: opt.Logger, now: opt.Now, gather: opt.Gatherer, extra: opt.Extra,
-		closing: make(chan struct{}), conns: map[net.Conn]struct{}{}, errLogs: map[string]*errLog{}}
+		closing: make(chan struct{}), conns: map[net.Conn]string{}, errLogs: map[string]*errLog{}, full: map[string]*atomic.Bool{}}
 	if s.log == nil {
 		s.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
@@ -113,7 +118,9 @@ func New(cfg Config, sink Sink, opt Options) (*Server, error) {
 	period := time.Duration(cfg.LogInterval)
 	for _, p := range allProtocols {
 		s.errLogs[p] = newErrLog(s.log, p, "refused input", period, s.now)
+		s.full[p] = &atomic.Bool{}
 	}
+	s.connLog = newErrLog(s.log, "all", "connection limit reached: a sender waits while idle connections close", period, s.now)
 	s.dropLog = newErrLog(s.log, "all", "dropped points", period, s.now)
 	if cfg.StatsD.UDP != "" || cfg.StatsD.TCP != "" {
 		agg, err := statsd.NewAggregator(cfg.statsdConfig())
@@ -325,6 +332,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		l.close()
 	}
 	s.dropLog.close()
+	s.connLog.close()
 	if err := s.sink.Close(ctx); err != nil {
 		errs = append(errs, fmt.Errorf("closing storage: %w", err))
 	}
@@ -379,14 +387,31 @@ func (s *Server) refuse(proto, from string, err error, n int) {
 
 // track registers an accepted connection so that Shutdown can stop it; it
 // is false once Shutdown has started.
-func (s *Server) track(c net.Conn) bool {
+func (s *Server) track(c net.Conn, proto string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.draining {
 		return false
 	}
-	s.conns[c] = struct{}{}
+	s.conns[c] = proto
 	return true
+}
+
+// hurryIdle gives every connection of proto at most full-read-timeout to
+// send something (a busy one's next read gives it the same while the
+// protocol is full): a waiting sender gets an idle connection's slot.
+func (s *Server) hurryIdle(proto string) {
+	d := time.Now().Add(time.Duration(s.cfg.Limits.FullReadTimeout))
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.draining {
+		return
+	}
+	for c, p := range s.conns {
+		if p == proto {
+			c.SetReadDeadline(d)
+		}
+	}
 }
 
 func (s *Server) untrack(c net.Conn) {
@@ -399,8 +424,12 @@ func (s *Server) untrack(c net.Conn) {
 // draining, in which case reads fail at once. Shutdown sets draining before
 // it sets the past deadline of every connection, so whichever of the two
 // writes comes last, the connection ends up with a past deadline.
-func (s *Server) extendDeadline(c net.Conn) {
-	c.SetReadDeadline(time.Now().Add(time.Duration(s.cfg.Limits.ReadTimeout)))
+func (s *Server) extendDeadline(c net.Conn, proto string) {
+	timeout := s.cfg.Limits.ReadTimeout
+	if s.full[proto].Load() {
+		timeout = min(timeout, s.cfg.Limits.FullReadTimeout)
+	}
+	c.SetReadDeadline(time.Now().Add(time.Duration(timeout)))
 	if s.drainFlag.Load() {
 		c.SetReadDeadline(time.Unix(1, 0))
 	}
@@ -410,11 +439,12 @@ func (s *Server) extendDeadline(c net.Conn) {
 // before each read, so that a connection is closed after read-timeout
 // without data, however long it has been streaming.
 type deadlineReader struct {
-	s *Server
-	c net.Conn
+	s     *Server
+	c     net.Conn
+	proto string
 }
 
 func (r deadlineReader) Read(p []byte) (int, error) {
-	r.s.extendDeadline(r.c)
+	r.s.extendDeadline(r.c, r.proto)
 	return r.c.Read(p)
 }

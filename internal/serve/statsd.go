@@ -54,7 +54,9 @@ func (s *Server) aggregate(proto, from string, ms []statsd.Metric) {
 // multiple of statsd.flush-interval from the clock (the clock itself when
 // it is on one), or the clock when that end is more than half of
 // future-tolerance away (the storage would refuse it). Shutdown calls it
-// once more at the end.
+// once more at the end. Not dated at the flush time, as the etsy daemon
+// dates its flushes: a partial interval would then fall in the previous
+// flush's slot and replace it (docs/serve.md, "Graphite consolidation").
 func (s *Server) FlushStatsD(ctx context.Context) error {
 	now := s.now()
 	at := intervalEnd(now, time.Duration(s.cfg.StatsD.FlushInterval))

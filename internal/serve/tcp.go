@@ -16,8 +16,11 @@ import (
 )
 
 // acceptLoop accepts connections on ln until it is closed, serving each in
-// its own goroutine with handle, at most max-connections at once: a
-// connection beyond that is closed at once and counted.
+// its own goroutine with handle, at most max-connections at once. A
+// connection beyond that waits, never closed: the loop accepts nothing
+// more (later senders wait in the kernel's listen backlog, and see a slow
+// connect) until a slot frees, the listener's connections time out after
+// full-read-timeout meanwhile, and the wait is counted and logged.
 func (s *Server) acceptLoop(ln net.Listener, proto string, handle func(net.Conn)) {
 	defer s.wg.Done()
 	slots := make(chan struct{}, s.cfg.Limits.MaxConnections)
@@ -39,15 +42,11 @@ func (s *Server) acceptLoop(ln net.Listener, proto string, handle func(net.Conn)
 			}
 			continue
 		}
-		select {
-		case slots <- struct{}{}:
-		default:
-			s.m.connRefused.WithLabelValues(proto).Inc()
-			s.dropLog.report(c.RemoteAddr().String(), errors.New("too many connections; closed"), 1)
+		if !s.takeSlot(slots, proto, c) {
 			c.Close()
-			continue
+			return
 		}
-		if !s.track(c) {
+		if !s.track(c, proto) {
 			c.Close()
 			<-slots
 			continue
@@ -64,6 +63,30 @@ func (s *Server) acceptLoop(ln net.Listener, proto string, handle func(net.Conn)
 			}()
 			handle(c)
 		}()
+	}
+}
+
+// takeSlot takes one of slots for c, waiting while there is none: the
+// protocol's connections then time out after full-read-timeout (see
+// acceptLoop). It is false when Shutdown started meanwhile.
+func (s *Server) takeSlot(slots chan struct{}, proto string, c net.Conn) bool {
+	select {
+	case slots <- struct{}{}:
+		return true
+	default:
+	}
+	s.m.connQueued.WithLabelValues(proto).Inc()
+	s.connLog.report(c.RemoteAddr().String(), fmt.Errorf("%s has max-connections (%d) open; idle ones close after %v",
+		proto, cap(slots), time.Duration(s.cfg.Limits.FullReadTimeout)), 1)
+	full := s.full[proto]
+	full.Store(true)
+	defer full.Store(false)
+	s.hurryIdle(proto)
+	select {
+	case slots <- struct{}{}:
+		return true
+	case <-s.closing:
+		return false
 	}
 }
 
@@ -88,7 +111,7 @@ type lineBatch interface {
 func (s *Server) serveLines(c net.Conn, proto string, b lineBatch) {
 	from := c.RemoteAddr().String()
 	max := s.limits.MaxLineBytes
-	br := bufio.NewReaderSize(deadlineReader{s, c}, max+2) // the line, "\r\n"
+	br := bufio.NewReaderSize(deadlineReader{s, c, proto}, max+2) // the line, "\r\n"
 	for {
 		if br.Buffered() == 0 && b.size() > 0 && b.flush() != nil {
 			return
@@ -217,7 +240,7 @@ func (s *Server) servePickleConn(c net.Conn) {
 	var hdr [graphite.FrameHeaderBytes]byte
 	var frame []byte
 	var pts []ingest.Point
-	r := deadlineReader{s, c}
+	r := deadlineReader{s, c, proto}
 	for {
 		if _, err := io.ReadFull(r, hdr[:]); err != nil {
 			if errors.Is(err, io.ErrUnexpectedEOF) {

@@ -3,64 +3,99 @@ package tsstore
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/pgts/pgts/internal/ingest"
+	"github.com/pgts/pgts/internal/partition"
 	"github.com/pgts/pgts/internal/rra"
 )
 
-// Add accepts points, blocking while the cache is over its budget until a
-// flush frees memory or ctx ends (backpressure: a TCP receiver calling Add
-// stops reading its socket). It copies what it keeps, so the caller may
-// reuse pts and their Tags when it returns.
+// Add accepts points, blocking while the cache's pending data is over its
+// budget until a flush frees memory or ctx ends (backpressure: a TCP
+// receiver calling Add stops reading its socket). A point of a series
+// whose state was evicted (evict.go) waits for it to be reloaded. It
+// copies what it keeps, so the caller may reuse pts and their Tags when
+// it returns.
 //
 // Points refused one by one (matching no rule without raw storage, out of
 // order or duplicate for consolidation, beyond MaxSeries) are counted in
 // Stats, not returned as errors. An error means the points from some
-// index on were not taken: ctx's error, ErrClosed, or ErrFull when no flush
-// can free memory (the series alone fill the budget).
+// index on were not taken: ctx's error or ErrClosed. Add never gives up
+// for memory: when no flush can free any now (a raw write kept aside for
+// its retry holds it), it waits for the periodic flush.
 func (s *Store) Add(ctx context.Context, pts []ingest.Point) error {
 	for len(pts) > 0 {
 		n, err := s.add(pts, true)
 		pts = pts[n:]
-		if err == nil {
+		switch {
+		case err == nil:
 			return nil
-		}
-		if errors.Is(err, ErrFull) {
-			s.counters.full.Add(int64(len(pts)))
-		}
-		if !errors.Is(err, errWait) {
+		case errors.Is(err, errEvicted):
+			if err := s.reload(ctx, pts); err == nil {
+				continue
+			} else if ctx.Err() != nil {
+				return err
+			}
+			// The database is unreachable: wait for the flush that
+			// finds it back, as for memory.
+		case errors.Is(err, errWait):
+		case errors.Is(err, ErrFull):
+			// Nothing a flush asked now would free: the periodic one.
+			if err := s.waitForFlush(ctx, false); err != nil {
+				return err
+			}
+			continue
+		default:
 			return err
 		}
-		if err := s.waitForRoom(ctx); err != nil {
+		if err := s.waitForFlush(ctx, true); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// TryAdd is Add without blocking: it takes points from the front of pts
-// until one does not fit in the budget, and returns how many it took with
-// ErrFull (the caller, a UDP receiver say, drops and counts the rest).
-// Points refused one by one are taken and counted as Add does.
+// TryAdd is Add without waiting for memory: it takes points from the
+// front of pts until one does not fit in the budget, and returns how many
+// it took with ErrFull (the caller, a UDP receiver say, drops and counts
+// the rest). Points refused one by one are taken and counted as Add does.
+// The state of an evicted series is reloaded (a query, bounded by
+// reloadTimeout); when that fails, TryAdd stops there with the error.
 func (s *Store) TryAdd(pts []ingest.Point) (accepted int, err error) {
-	n, err := s.add(pts, false)
-	if errors.Is(err, errWait) {
-		err = ErrFull
+	for {
+		n, err := s.add(pts[accepted:], false)
+		accepted += n
+		if errors.Is(err, errEvicted) {
+			ctx, cancel := context.WithTimeout(context.Background(), reloadTimeout)
+			err = s.reload(ctx, pts[accepted:])
+			cancel()
+			if err == nil {
+				continue
+			}
+			return accepted, err
+		}
+		if errors.Is(err, errWait) {
+			err = ErrFull
+		}
+		if errors.Is(err, ErrFull) {
+			s.counters.full.Add(int64(len(pts) - accepted))
+		}
+		return accepted, err
 	}
-	if errors.Is(err, ErrFull) {
-		s.counters.full.Add(int64(len(pts) - n))
-	}
-	return n, err
 }
 
 // errWait: add stopped at a point that does not fit, and a flush may make
 // room.
 var errWait = errors.New("wait for a flush")
 
-// waitForRoom waits for the end of the next flush, asking for one.
-func (s *Store) waitForRoom(ctx context.Context) error {
+// waitForFlush waits for the end of the next flush, asking for one with
+// kick unless the last periodic flush failed (the database is away: the
+// periodic flush retries it, asking more would only spin).
+func (s *Store) waitForFlush(ctx context.Context, kick bool) error {
 	ch := s.freedChan()
-	s.kickFlush()
+	if kick && s.health.Load() == nil {
+		s.kickFlush()
+	}
 	select {
 	case <-ch:
 		return nil
@@ -80,10 +115,15 @@ func (s *Store) add(pts []ingest.Point, wait bool) (int, error) {
 	}
 	rules := *s.rules.Load()
 	kick := s.mem.max / 10 * 8
-	now := s.cfg.Now().UnixMicro()
+	clock := s.cfg.Now()
+	now, rawLo := clock.UnixMicro(), s.rawOldest(clock)
 	for i := range pts {
 		p := &pts[i]
-		if err := s.addPoint(p, rules, now); err != nil {
+		if err := s.addPoint(p, rules, now, rawLo); err != nil {
+			if errors.Is(err, errEvicted) {
+				return i, err
+			}
+			s.refusedAt.Store(now)
 			if s.mem.used.Load() > kick {
 				s.kickFlush()
 			}
@@ -103,10 +143,24 @@ func (s *Store) add(pts []ingest.Point, wait bool) (int, error) {
 // errNoRoom: the point does not fit in the budget.
 var errNoRoom = errors.New("no room")
 
-// addPoint adds one point, now being the clock in micros; it returns
+// errEvicted: the point's series has its state evicted; reload it first.
+var errEvicted = errors.New("series state evicted")
+
+// rawOldest is the oldest time (micros) a raw point may have at now.
+func (s *Store) rawOldest(now time.Time) int64 {
+	if s.raw == nil {
+		return 0
+	}
+	t := partition.Table{AcceptPast: &s.rawPast, Interval: partition.Interval{Days: 1}}
+	lo, _ := t.Window(now)
+	return lo
+}
+
+// addPoint adds one point, now being the clock and rawLo the oldest time
+// kept raw, in micros; it returns
 // errNoRoom, having changed nothing, when the point does not fit in the
-// budget.
-func (s *Store) addPoint(p *ingest.Point, rules []rra.Rule, now int64) error {
+// budget, and errEvicted when its series' state must be reloaded first.
+func (s *Store) addPoint(p *ingest.Point, rules []rra.Rule, now, rawLo int64) error {
 	if !ingest.InRange(p.Time) {
 		s.counters.invalid.Add(1)
 		return nil
@@ -114,6 +168,12 @@ func (s *Store) addPoint(p *ingest.Point, rules []rra.Rule, now int64) error {
 	if p.Time > now+s.cfg.FutureTolerance.Microseconds() {
 		s.counters.future.Add(1)
 		return nil
+	}
+	keepRaw := s.raw != nil
+	if keepRaw && p.Time < rawLo {
+		keepRaw = false
+		s.counters.rawRefused.Add(1)
+		s.counters.rawOld.Add(1)
 	}
 	key := seriesKey(p.Name, p.Tags)
 	sh := s.shardOf(key)
@@ -126,8 +186,10 @@ func (s *Store) addPoint(p *ingest.Point, rules []rra.Rule, now int64) error {
 		if r, ok := rra.Match(rules, p.Name); ok {
 			sch, _ := r.Schema() // checked by checkRules
 			si = s.schemaFor(r.Pattern.String(), sch)
-		} else if s.raw == nil {
-			s.counters.unmatched.Add(1)
+		} else if !keepRaw {
+			if s.raw == nil {
+				s.counters.unmatched.Add(1)
+			}
 			return nil
 		}
 		if s.cfg.MaxSeries > 0 && s.nSeries.Load() >= int64(s.cfg.MaxSeries) {
@@ -138,17 +200,16 @@ func (s *Store) addPoint(p *ingest.Point, rules []rra.Rule, now int64) error {
 		if len(p.Tags) > 0 {
 			x.tags = append([]ingest.Tag(nil), p.Tags...)
 		}
+	} else if x.sch != nil && x.ds == nil {
+		return errEvicted
 	}
-	// Reserve the worst case: a new series, a grown raw buffer, two
-	// updates per archive (RRD: a run of unknown slots, then the point's;
-	// Graphite: at most one).
-	need, idxBound := int64(0), int64(0)
-	if isNew {
-		// The index's share is known only once added: reserve its bound.
-		idxBound = maxAddBytes(key)
-		need += x.baseBytes() + idxBound
-	}
-	if s.raw != nil && len(x.raw) == cap(x.raw) {
+	// Reserve the worst case of what the point adds to the pending data:
+	// a grown raw buffer, two updates per archive (RRD: a run of unknown
+	// slots, then the point's; Graphite: at most one). The series itself
+	// (its key, index entries and state) is not pending: it is accounted
+	// apart, and evicted when idle.
+	need := int64(0)
+	if keepRaw && len(x.raw) == cap(x.raw) {
 		need += int64(growth(cap(x.raw))) * rawBytes
 	}
 	if x.sch != nil {
@@ -171,13 +232,13 @@ func (s *Store) addPoint(p *ingest.Point, rules []rra.Rule, now int64) error {
 			x.ds = rra.NewDS(x.sch.schema)
 		}
 		sh.m[key] = x
-		s.mem.add(s.idx.add(key) - idxBound)
+		s.mem.series.Add(s.idx.add(key) + x.baseBytes())
 		sh.fresh = append(sh.fresh, x)
 		s.nSeries.Add(1)
-		need -= x.baseBytes() + idxBound
 	}
+	x.touched = s.gen.Load()
 	s.counters.added.Add(1)
-	if s.raw != nil {
+	if keepRaw {
 		if len(x.raw) == cap(x.raw) {
 			r := make([]rawPoint, len(x.raw), len(x.raw)+growth(cap(x.raw)))
 			copy(r, x.raw)

@@ -25,13 +25,16 @@ type Config struct {
 	// Raw keeps every accepted point in a series table as well; nil keeps
 	// no raw points.
 	Raw *RawConfig
-	// MaxMemory is the budget, in bytes, of the in-memory registry of
-	// series (their consolidation state) and of the write-back cache
-	// (buffered raw points and closed slots). Add blocks and TryAdd
-	// refuses while accepting a point could exceed it.
+	// MaxMemory is the budget, in bytes, of the pending data: the
+	// write-back cache (buffered raw points, closed slots, pending
+	// updates). Add blocks and TryAdd refuses while accepting a point
+	// could exceed it. The series (keys, index, consolidation state) are
+	// accounted apart and never refused for memory; when they and the
+	// pending data together exceed MaxMemory after a flush, the states of
+	// idle series are evicted (evict.go).
 	MaxMemory int64
 	// FlushInterval is the time between two flushes of the write-back
-	// cache; a flush also starts as soon as the cache uses 80% of
+	// cache; a flush also starts as soon as the pending data uses 80% of
 	// MaxMemory.
 	FlushInterval time.Duration
 	// FlushWorkers is the number of connections a flush writes on at once.
@@ -66,6 +69,13 @@ type RawConfig struct {
 	Interval partition.Interval
 	// Retention of a table created by Open; nil keeps everything.
 	Retention *partition.Interval
+	// AcceptPast bounds how old a raw point may be: one dated before now
+	// minus it is not kept raw (counted as RawRefused, logged once per
+	// flush), so that a timestamp of 0 or Influx seconds sent without a
+	// precision never make a 1970 partition. A table created by Open gets
+	// it as its accepted window (pgts table create --accept-past). nil:
+	// the retention, or DefaultRawAcceptPast without one.
+	AcceptPast *partition.Interval
 	// Retry bounds the retries of each batch of a raw write (zero: the
 	// loader's default, about a minute); a write that still fails is kept
 	// and rerun at the next flush.
@@ -74,6 +84,22 @@ type RawConfig struct {
 	// series that has no archives (those matching no rule); 0 means
 	// DefaultRawStep. Series with archives use their rule's step.
 	Step time.Duration
+}
+
+// DefaultRawAcceptPast is how old a raw point may be when RawConfig has
+// neither AcceptPast nor Retention: a year, the longest archive of the
+// usual Graphite schemas.
+var DefaultRawAcceptPast = partition.Interval{Months: 12}
+
+// acceptPast is the raw points' accepted past.
+func (r *RawConfig) acceptPast() partition.Interval {
+	switch {
+	case r.AcceptPast != nil:
+		return *r.AcceptPast
+	case r.Retention != nil:
+		return *r.Retention
+	}
+	return DefaultRawAcceptPast
 }
 
 // DefaultRawStep is the resolution Fetch gives the raw points of series

@@ -6,13 +6,15 @@
 // Find and Fetch.
 //
 //	receivers ──Add/TryAdd──> registry (64 locked shards: series → DS, buffers)
-//	                                  │ every FlushInterval, or at 80% of MaxMemory
+//	                                  │ every FlushInterval, or at 80% of MaxMemory (pending)
 //	                                  ▼
 //	                 Flush: 1 register new series (one INSERT per 5,000)
 //	                        2 raw points ──> copyload (binary COPY) ──> raw series table
 //	                        3 slots + recompute reads + DS state ──> FlushWorkers
 //	                          transactions, statements of bounded size:
 //	                          pgts.rra_data, pgts.ds_state
+//	                        4 series + pending over MaxMemory: evict the DS of
+//	                          idle series (reloaded by their next point)
 //
 // # Glossary
 //

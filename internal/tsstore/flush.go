@@ -67,6 +67,7 @@ func (s *Store) Flush(ctx context.Context) error {
 	s.flushMu.Lock()
 	defer s.flushMu.Unlock()
 	defer s.wakeWaiters()
+	s.gen.Add(1)
 	start := time.Now()
 	errReg := s.register(ctx)
 	tReg := time.Since(start)
@@ -80,6 +81,7 @@ func (s *Store) Flush(ctx context.Context) error {
 	rraOK, errRRA := s.writeArchives(ctx, items)
 	tRRA := time.Since(start)
 	s.settle(items, rawOK, rraOK)
+	s.evictIdle()
 	elapsed := time.Since(start)
 	s.log.Debug("flushed the metrics cache", "series", len(items), "register", tReg, "gather", tGather-tReg,
 		"raw", tRaw-tGather, "archives", tRRA-tRaw, "settle", elapsed-tRRA)

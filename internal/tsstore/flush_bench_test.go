@@ -128,7 +128,7 @@ func benchFlush(b *testing.B, heartbeat string) {
 		w.Close()
 	}
 	live := liveHeap()
-	b.ReportMetric(float64(s.Stats().Bytes)/float64(live), "accounted/live-heap")
-	b.Logf("accounted %d bytes, live heap %d bytes", s.Stats().Bytes, live)
+	b.ReportMetric(float64(s.Stats().Bytes+s.Stats().SeriesBytes)/float64(live), "accounted/live-heap")
+	b.Logf("accounted %d bytes, live heap %d bytes", s.Stats().Bytes+s.Stats().SeriesBytes, live)
 	b.Log(fmt.Sprintf("%.0f points, %d slots, self %.2f s, server %.2f s", points, st.Slots-slots0, self.CPUSeconds, srv.CPUSeconds))
 }

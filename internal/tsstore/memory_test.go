@@ -39,7 +39,7 @@ func TestMemoryAccounting(t *testing.T) {
 		names[i] = fmt.Sprintf("g.host%05d.cpu.user", i)
 	}
 	before := liveHeap()
-	acc0 := s.Stats().Bytes
+	acc0 := s.Stats().Bytes + s.Stats().SeriesBytes
 	pts := make([]ingest.Point, 0, 1000)
 	for round := range 3 {
 		for i := 0; i < n; i += 1000 {
@@ -51,7 +51,7 @@ func TestMemoryAccounting(t *testing.T) {
 		}
 	}
 	after := liveHeap()
-	acc := s.Stats().Bytes - acc0
+	acc := s.Stats().Bytes + s.Stats().SeriesBytes - acc0
 	heap := after - before
 	ratio := float64(acc) / float64(heap)
 	t.Logf("%d series: accounted %d bytes (%d a series), live heap grew %d bytes (%d a series): ratio %.2f",
@@ -65,7 +65,7 @@ func TestMemoryAccounting(t *testing.T) {
 	mustAdd(t, s, pt(names[0], 30, 1))
 	mustFlush(t, s)
 	after = liveHeap()
-	acc = s.Stats().Bytes - acc0
+	acc = s.Stats().Bytes + s.Stats().SeriesBytes - acc0
 	heap = after - before
 	ratio = float64(acc) / float64(heap)
 	t.Logf("after flushes: accounted %d bytes (%d a series), live heap grew %d bytes (%d a series): ratio %.2f",

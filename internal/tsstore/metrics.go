@@ -27,7 +27,8 @@ func newMetrics(s *Store, reg prometheus.Registerer) (*metrics, error) {
 	counter := func(name, help string, f func() float64) {
 		m.cs = append(m.cs, prometheus.NewCounterFunc(prometheus.CounterOpts{Namespace: "pgts", Subsystem: "store", Name: name, Help: help}, f))
 	}
-	gauge("cache_bytes", "Bytes of series state and buffered data accounted against the memory budget.", func() float64 { return float64(s.mem.used.Load()) })
+	gauge("cache_bytes", "Bytes of pending data (buffered points and closed slots) accounted against the memory budget.", func() float64 { return float64(s.mem.used.Load()) })
+	gauge("series_bytes", "Bytes of the series in memory (keys, index, consolidation states not evicted).", func() float64 { return float64(s.mem.series.Load()) })
 	gauge("cache_budget_bytes", "The memory budget (max-memory).", func() float64 { return float64(s.mem.max) })
 	gauge("series", "Series known to the store.", func() float64 { return float64(s.nSeries.Load()) })
 	gauge("buffered_points", "Raw points waiting for a flush.", func() float64 { return float64(c.buffered.Load()) })
@@ -36,6 +37,8 @@ func newMetrics(s *Store, reg prometheus.Registerer) (*metrics, error) {
 	counter("raw_points_stored_total", "Raw points written.", func() float64 { return float64(c.rawStored.Load()) })
 	counter("slots_stored_total", "Archive slots written.", func() float64 { return float64(c.slots.Load()) })
 	counter("flushes_total", "Flushes that wrote everything they took.", func() float64 { return float64(c.flushes.Load()) })
+	counter("states_evicted_total", "Consolidation states of idle series dropped from memory (they are in pgts.ds_state).", func() float64 { return float64(c.evicted.Load()) })
+	counter("states_reloaded_total", "Evicted consolidation states read back for a new point.", func() float64 { return float64(c.reloaded.Load()) })
 	counter("flush_failures_total", "Flushes that failed; their data stays buffered.", func() float64 { return float64(c.flushFails.Load()) })
 	refused := prometheus.NewDesc("pgts_store_points_refused_total", "Points refused, by reason.", []string{"reason"}, nil)
 	m.cs = append(m.cs, &refusedCollector{desc: refused, s: s})

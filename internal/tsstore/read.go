@@ -487,7 +487,9 @@ func (s *Store) plan(key string, from, until, now, rawSpan, rawStep, limit int64
 		p.values[i] = math.NaN()
 	}
 	if w.res.archive >= 0 {
-		x.held = x.ds.ClosedSlots(x.held)
+		if x.ds != nil { // an evicted state has nothing pending
+			x.held = x.ds.ClosedSlots(x.held)
+		}
 		b := x.bufBytes()
 		s.mem.add(b - x.bytes)
 		x.bytes = b

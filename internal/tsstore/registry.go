@@ -28,13 +28,14 @@ type series struct {
 	tags []ingest.Tag // kept until registered
 	sch  *schemaInfo  // nil: raw points only
 	id   int64        // 0 until registered
-	ds   *rra.DS      // nil when sch is nil
+	ds   *rra.DS      // nil when sch is nil, or evicted (evict.go)
 	held []rra.Update // closed slots taken from ds, not yet written
 	raw  []rawPoint   // raw points not yet written
 	// bytes is what held, raw and ds's pending updates account for now.
 	bytes      int64
-	dirty      bool // in its shard's dirty list
-	stateDirty bool // ds changed since its state was last written
+	dirty      bool   // in its shard's dirty list
+	stateDirty bool   // ds changed since its state was last written
+	touched    uint32 // Store.gen at its last point
 }
 
 type rawPoint struct {
@@ -55,13 +56,14 @@ const (
 	tagBytes    = 48
 )
 
-// baseBytes is what the series costs whatever it buffers.
+// baseBytes is what the series costs whatever it buffers: its state
+// counts while in memory.
 func (s *series) baseBytes() int64 {
 	n := int64(seriesBytes + len(s.key) + len(s.tags)*tagBytes)
 	for _, t := range s.tags {
 		n += int64(len(t.Key) + len(t.Value))
 	}
-	if s.sch != nil {
+	if s.ds != nil {
 		n += s.sch.schema.DSBytes()
 	}
 	return n
@@ -311,7 +313,7 @@ func (s *Store) registerSeries(ctx context.Context, batch []*series) error {
 		sh.mu.Lock()
 		before := x.baseBytes()
 		x.id, x.tags = id, nil
-		s.mem.add(x.baseBytes() - before)
+		s.mem.series.Add(x.baseBytes() - before)
 		sh.mu.Unlock()
 	}
 	return nil
@@ -349,9 +351,8 @@ func (s *Store) load(ctx context.Context) error {
 		}
 		sh := s.shardOf(key)
 		sh.m[key] = x
-		s.mem.add(s.idx.add(key))
 		byID[id] = x
-		s.mem.add(x.baseBytes())
+		s.mem.series.Add(s.idx.add(key) + x.baseBytes())
 		return nil
 	})
 	if err != nil {

@@ -108,6 +108,7 @@ func (s *Store) openRaw(ctx context.Context) error {
 	var nf *partition.TableNotFoundError
 	if errors.As(err, &nf) {
 		schema, name, _ := pg.SplitQualified(rc.Table)
+		past := rc.acceptPast()
 		t, err = s.mgr.Create(ctx, partition.CreateSpec{
 			Schema:       schema,
 			Name:         name,
@@ -116,6 +117,7 @@ func (s *Store) openRaw(ctx context.Context) error {
 			Interval:     rc.Interval,
 			Premake:      2,
 			Retention:    rc.Retention,
+			AcceptPast:   &past,
 			Index:        rawTimeIndex,
 			ExtraIndexes: []string{"series_id, time"},
 		})

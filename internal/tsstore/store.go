@@ -21,9 +21,10 @@ import (
 )
 
 var (
-	// ErrFull: accepting the point could exceed Config.MaxMemory. TryAdd
-	// returns it at once; Add returns it only when no flush can free
-	// memory (the series alone fill the budget).
+	// ErrFull: accepting the point could make the pending data exceed
+	// Config.MaxMemory. TryAdd returns it at once; Add waits for a flush
+	// instead and never returns it. Health wraps it while points are
+	// being refused or held back.
 	ErrFull = errors.New("write-back cache full")
 	// ErrClosed: the Store is closed.
 	ErrClosed = errors.New("store closed")
@@ -45,6 +46,8 @@ type Store struct {
 	mgr    *partition.Manager
 	raw    *copyload.Target // nil: no raw points
 	rawTbl *partition.Table
+	// rawPast is how old a raw point may be (RawConfig.AcceptPast).
+	rawPast partition.Interval
 	// rawShard writes the raw points into a sharded raw table's
 	// partitions on the shards (rawshard.go); nil when the raw table is
 	// local. raw is then the coordinator's parent and rawTbl names it.
@@ -55,13 +58,19 @@ type Store struct {
 	shard [shards]shard
 	idx   index // every key of the shards' maps, for Find and tag queries
 
-	regMu    sync.Mutex             // guards schemas and bundles
-	schemas  map[string]*schemaInfo // by identity text
-	bundles  map[bundleKey]int32
-	nSeries  atomic.Int64
-	mem      memory
-	counters counters
-	metrics  *metrics
+	regMu   sync.Mutex             // guards schemas and bundles
+	schemas map[string]*schemaInfo // by identity text
+	bundles map[bundleKey]int32
+	nSeries atomic.Int64
+	mem     memory
+	// gen counts flushes; a series records it at each point (touched),
+	// so that one not touched for two flushes is idle (evict.go).
+	gen atomic.Uint32
+	// refusedAt is the clock (micros) of the last point that did not fit
+	// in the budget, 0 if none: Health reports it for a flush interval.
+	refusedAt atomic.Int64
+	counters  counters
+	metrics   *metrics
 
 	// closeMu: Add holds it shared while it changes the cache, Close
 	// exclusively to stop new Adds before the final flush.
@@ -133,6 +142,7 @@ func Open(ctx context.Context, pool *pgxpool.Pool, cfg Config) (*Store, error) {
 	}
 	s.mgr = partition.NewManager(pool, log, cfg.Now)
 	if cfg.Raw != nil {
+		s.rawPast = cfg.Raw.acceptPast()
 		if err := s.openRaw(ctx); err != nil {
 			return nil, err
 		}
@@ -192,6 +202,7 @@ func (s *Store) loop(ctx context.Context) {
 		fctx := context.WithoutCancel(ctx)
 		s.noteFlush(s.Flush(fctx))
 		s.logFuture()
+		s.logRawOld()
 		s.maintain(fctx)
 	}
 }
@@ -221,12 +232,21 @@ func (s *Store) noteFlush(err error) {
 	}
 }
 
-// Health returns nil when the last periodic flush wrote everything, and
-// its error otherwise (the data stays buffered for the next); /healthz
-// answers 503 with it. Safe for concurrent use.
+// Health returns nil when the last periodic flush wrote everything and no
+// point was refused for memory within the last flush interval; otherwise
+// the flush's error (the data stays buffered for the next), or ErrFull
+// wrapped with when a point was last refused or held back (TryAdd drops
+// it; Add waits for a flush). /healthz answers 503 with it. Safe for
+// concurrent use.
 func (s *Store) Health() error {
 	if p := s.health.Load(); p != nil {
 		return *p
+	}
+	if at := s.refusedAt.Load(); at != 0 {
+		if ago := time.Duration(s.cfg.Now().UnixMicro()-at) * time.Microsecond; ago < s.cfg.FlushInterval {
+			return fmt.Errorf("%w: points refused or held back %v ago (max-memory %d bytes pending; %d points dropped since start)",
+				ErrFull, ago.Round(time.Millisecond), s.mem.max, s.counters.full.Load())
+		}
 	}
 	return nil
 }
@@ -238,6 +258,16 @@ func (s *Store) logFuture() {
 	if d := n - s.counters.futureLogged.Swap(n); d > 0 {
 		s.log.Warn("refused points dated beyond the clock plus the future tolerance",
 			"points", d, "tolerance", s.cfg.FutureTolerance)
+	}
+}
+
+// logRawOld logs, at most once per flush, the points not kept raw since
+// the last time for being older than the raw points' accepted past.
+func (s *Store) logRawOld() {
+	n := s.counters.rawOld.Load()
+	if d := n - s.counters.rawOldLogged.Swap(n); d > 0 {
+		s.log.Warn("refused raw points dated before the raw table's accepted window (a clock unset, or Influx seconds sent without precision=s?)",
+			"points", d, "accept_past", s.rawPast.String())
 	}
 }
 
@@ -312,72 +342,81 @@ func (s *Store) shardOf(key string) *shard {
 
 // Stats is a snapshot of the store's counters. Point counts are since Open.
 type Stats struct {
-	Series     int64 // series known (registered or about to be)
-	Unflushed  int64 // series with data not yet written
-	Bytes      int64 // bytes accounted against MaxMemory now
-	PeakBytes  int64 // the most ever accounted
-	MaxMemory  int64
-	Buffered   int64 // raw points in the cache
-	Added      int64 // points accepted
-	Unmatched  int64 // points of series matching no rule, without raw storage: dropped
-	OutOfOrder int64 // RRD consolidation: points older than their series' last update: not consolidated
-	Duplicate  int64 // RRD consolidation: points at the time of their series' previous point: not consolidated
-	Future     int64 // points beyond the clock plus FutureTolerance: dropped whole
-	TooOld     int64 // Graphite consolidation: points older than every archive's span: not archived
-	LateKept   int64 // Graphite consolidation: late points stored in their slot without updating coarser archives
-	Invalid    int64 // points with an infinite value or a time out of range: dropped
-	OverLimit  int64 // points of new series beyond MaxSeries: dropped
-	Full       int64 // points refused for lack of memory (ErrFull)
-	RawStored  int64 // raw points written
-	RawRefused int64 // raw points the raw table refused (outside its time window)
-	Slots      int64 // archive slots written
-	Flushes    int64 // flushes that wrote everything they took
-	FlushFails int64 // flushes that failed (their data is kept for the next)
-	LastFlush  time.Duration
+	Series      int64 // series known (registered or about to be)
+	Unflushed   int64 // series with data not yet written
+	Bytes       int64 // bytes pending (buffered points and slots), accounted against MaxMemory
+	PeakBytes   int64 // the most ever pending
+	MaxMemory   int64
+	SeriesBytes int64 // bytes of the series themselves: keys, index, consolidation state in memory
+	Evicted     int64 // consolidation states dropped from memory (their series idle and flushed)
+	Reloaded    int64 // evicted states read back from pgts.ds_state for a new point
+	Buffered    int64 // raw points in the cache
+	Added       int64 // points accepted
+	Unmatched   int64 // points of series matching no rule, without raw storage: dropped
+	OutOfOrder  int64 // RRD consolidation: points older than their series' last update: not consolidated
+	Duplicate   int64 // RRD consolidation: points at the time of their series' previous point: not consolidated
+	Future      int64 // points beyond the clock plus FutureTolerance: dropped whole
+	TooOld      int64 // Graphite consolidation: points older than every archive's span: not archived
+	LateKept    int64 // Graphite consolidation: late points stored in their slot without updating coarser archives
+	Invalid     int64 // points with an infinite value or a time out of range: dropped
+	OverLimit   int64 // points of new series beyond MaxSeries: dropped
+	Full        int64 // points refused for lack of memory (ErrFull)
+	RawStored   int64 // raw points written
+	RawRefused  int64 // raw points refused for the raw time window (by the store or the table)
+	Slots       int64 // archive slots written
+	Flushes     int64 // flushes that wrote everything they took
+	FlushFails  int64 // flushes that failed (their data is kept for the next)
+	LastFlush   time.Duration
 }
 
 type counters struct {
 	added, unmatched, outOfOrder, duplicate, invalid, overLimit, full atomic.Int64
 	future, tooOld, lateKept, futureLogged                            atomic.Int64
 	rawStored, rawRefused, slots, flushes, flushFails, buffered       atomic.Int64
-	unflushed                                                         atomic.Int64
+	unflushed, evicted, reloaded, rawOld, rawOldLogged                atomic.Int64
 }
 
 // Stats returns the current counters.
 func (s *Store) Stats() Stats {
 	c := &s.counters
 	return Stats{
-		Series:     s.nSeries.Load(),
-		Unflushed:  c.unflushed.Load(),
-		Bytes:      s.mem.used.Load(),
-		PeakBytes:  s.mem.peak.Load(),
-		MaxMemory:  s.mem.max,
-		Buffered:   c.buffered.Load(),
-		Added:      c.added.Load(),
-		Unmatched:  c.unmatched.Load(),
-		OutOfOrder: c.outOfOrder.Load(),
-		Duplicate:  c.duplicate.Load(),
-		Future:     c.future.Load(),
-		TooOld:     c.tooOld.Load(),
-		LateKept:   c.lateKept.Load(),
-		Invalid:    c.invalid.Load(),
-		OverLimit:  c.overLimit.Load(),
-		Full:       c.full.Load(),
-		RawStored:  c.rawStored.Load(),
-		RawRefused: c.rawRefused.Load(),
-		Slots:      c.slots.Load(),
-		Flushes:    c.flushes.Load(),
-		FlushFails: c.flushFails.Load(),
-		LastFlush:  time.Duration(s.lastFlushNS.Load()),
+		Series:      s.nSeries.Load(),
+		Unflushed:   c.unflushed.Load(),
+		Bytes:       s.mem.used.Load(),
+		PeakBytes:   s.mem.peak.Load(),
+		MaxMemory:   s.mem.max,
+		SeriesBytes: s.mem.series.Load(),
+		Evicted:     c.evicted.Load(),
+		Reloaded:    c.reloaded.Load(),
+		Buffered:    c.buffered.Load(),
+		Added:       c.added.Load(),
+		Unmatched:   c.unmatched.Load(),
+		OutOfOrder:  c.outOfOrder.Load(),
+		Duplicate:   c.duplicate.Load(),
+		Future:      c.future.Load(),
+		TooOld:      c.tooOld.Load(),
+		LateKept:    c.lateKept.Load(),
+		Invalid:     c.invalid.Load(),
+		OverLimit:   c.overLimit.Load(),
+		Full:        c.full.Load(),
+		RawStored:   c.rawStored.Load(),
+		RawRefused:  c.rawRefused.Load(),
+		Slots:       c.slots.Load(),
+		Flushes:     c.flushes.Load(),
+		FlushFails:  c.flushFails.Load(),
+		LastFlush:   time.Duration(s.lastFlushNS.Load()),
 	}
 }
 
-// memory accounts bytes against the budget: reserve before growing the
-// cache, settle with the actual size afterwards.
+// memory accounts the pending bytes against the budget: reserve before
+// growing the cache, settle with the actual size afterwards. The series
+// themselves are accounted apart (series): they are not refused for
+// memory, their idle states are evicted instead.
 type memory struct {
-	max  int64
-	used atomic.Int64
-	peak atomic.Int64
+	max    int64
+	used   atomic.Int64
+	peak   atomic.Int64
+	series atomic.Int64
 }
 
 // reserve takes n bytes if they fit in the budget.

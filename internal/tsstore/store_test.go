@@ -314,7 +314,7 @@ func TestTryAddFull(t *testing.T) {
 	cfg := testConfig(t, &c)
 	cfg.MaxMemory = minMemory
 	s := open(t, pool, cfg)
-	pts := make([]ingest.Point, 1000)
+	pts := make([]ingest.Point, 5000)
 	for i, n := range names(len(pts), "a.full%d") {
 		pts[i] = pt(n, 0, 1)
 	}

@@ -15,8 +15,10 @@ the suite runs, so:
 
 Function targets. TEMPLATES maps each graphite-web 1.1.10 function to
 targets over the fn family ({S} = fn.*, {A} = fn.a, {B} = fn.b with nulls,
-{C} = a counter). A function is compared when both /functions lists name
-it; one listed by both with no template is reported as uncovered.
+{C} = a counter; MIXED adds, for every combining function, targets mixing
+10 s series with a 60 s one). A function is compared when both /functions
+lists name it; one listed by both with no template is reported as
+uncovered.
 """
 
 RANGES = {
@@ -227,6 +229,52 @@ TEMPLATES = {
     "xFilesFactor": ["xFilesFactor({S}, 0.5)"],
 }
 
+# Mixed steps: every combining function (graphite-web's "Combine" group)
+# over 10 s series and a 60 s one ({M}, a summarize of fn.c; {MA} the same
+# named fn.m so that it groups with fn.*). Appended to TEMPLATES.
+# groupByTags has none: a summarize keeps no tags to group it with others.
+M = 'summarize(fn.c, "1min", "sum")'
+MA = 'aliasSub(summarize(fn.c, "1min", "sum"), "^.*$", "fn.m")'
+MIXED = {
+    "aggregate": ['aggregate(group({A}, {M}), "sum")', 'aggregate(group({M}, {B}), "max")'],
+    "aggregateSeriesLists": ['aggregateSeriesLists(fn.{a,b}, group({M}, fn.c), "sum")'],
+    "sumSeries": ["sumSeries({A}, {M})"],
+    "sumSeriesLists": ["sumSeriesLists({A}, {M})"],
+    "sumSeriesWithWildcards": ["sumSeriesWithWildcards(group({S}, {MA}), 1)"],
+    "averageSeriesWithWildcards": ["averageSeriesWithWildcards(group({S}, {MA}), 1)"],
+    "multiplySeriesWithWildcards": ["multiplySeriesWithWildcards(group({S}, {MA}), 1)"],
+    "aggregateWithWildcards": ['aggregateWithWildcards(group({S}, {MA}), "max", 1)'],
+    "diffSeries": ["diffSeries({A}, {M})"],
+    "diffSeriesLists": ["diffSeriesLists({A}, {M})"],
+    "averageSeries": ["averageSeries({M}, {B})"],
+    "stddevSeries": ["stddevSeries({A}, {M})"],
+    "minSeries": ["minSeries({A}, {M})"],
+    "maxSeries": ["maxSeries({M}, {A})"],
+    "rangeOfSeries": ["rangeOfSeries({A}, {M})"],
+    "percentileOfSeries": ["percentileOfSeries(group({A}, {B}, {M}), 50)"],
+    "asPercent": ["asPercent({A}, {M})", "asPercent({M}, {A})", "asPercent({S}, {M})", "asPercent(group({A}, {M}))",
+                  "asPercent(group({A}, {M}), 50)", "asPercent(group({A}, {M}), group({B}, fn.c))",
+                  "asPercent(group({S}, {MA}), None, 0)"],
+    "divideSeriesLists": ["divideSeriesLists({A}, {M})"],
+    "divideSeries": ["divideSeries({A}, {M})", "divideSeries({M}, {B})"],
+    "multiplySeries": ["multiplySeries({A}, {M})"],
+    "multiplySeriesLists": ["multiplySeriesLists({A}, {M})"],
+    "weightedAverage": ['weightedAverage({A}, aliasSub({M}, "^.*$", "fn.a"), 1)'],
+    "powSeries": ["powSeries({A}, {M})"],
+    "countSeries": ["countSeries({A}, {M})"],
+    "group": ["group({A}, {M})"],
+    # graphite-web cannot answer a mapSeries on its own (a list of lists)
+    "mapSeries": ['reduceSeries(mapSeries(group(aliasSub({A}, "^.*$", "fn.x.a"), aliasSub({M}, "^.*$", "fn.x.m")), 1), '
+                  '"diffSeries", 2, "m", "a")'],
+    "reduceSeries": ['reduceSeries(mapSeries(group(aliasSub({A}, "^.*$", "fn.x.a"), aliasSub({M}, "^.*$", "fn.x.m")), 1), '
+                     '"asPercent", 2, "a", "m")'],
+    "applyByNode": ["applyByNode({S}, 0, \"sumSeries(%.a, summarize(fn.c, '1min', 'sum'))\")"],
+    "groupByNode": ['groupByNode(group({S}, {MA}), 0, "sum")'],
+    "groupByNodes": ['groupByNodes(group({S}, {MA}), "average", 0)'],
+}
+for _name, _targets in MIXED.items():
+    TEMPLATES[_name] = TEMPLATES.get(_name, []) + _targets
+
 # Functions whose answer cannot be the same twice (random) or that need a
 # store Graphite's defaults do not have: compared never, reported as such.
 NOT_COMPARED = {
@@ -240,6 +288,7 @@ NOT_COMPARED = {
 def function_targets(name):
     out = []
     for t in TEMPLATES.get(name, []):
+        t = t.replace("{MA}", MA).replace("{M}", M)
         out.append(t.replace("{S}", S).replace("{A}", A).replace("{B}", B).replace("{C}", C).replace("{T}", T))
     return out
 
