@@ -1,0 +1,345 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/pgts/pgts/internal/bench"
+)
+
+// The verdict: every comparison a results directory allows, stated as one
+// sentence with its ratio, the spread of that ratio over the repeats and
+// the base it is relative to. The comparisons are the ones the tables make:
+//
+//	load     each store against the first store, for the same loader and
+//	         workers ("into pgts … 1.05× a plain table"); each loader of the
+//	         first store against that store's first loader ("2.19×
+//	         psql-copy"); each store's rate at the end of its runs against
+//	         its rate at the start (the loading study's question)
+//	insert   each step's ips (qps for a q step) of every source against the
+//	         first insert source's
+//	events   inserts/s of each store against the first store's; each
+//	         store's end/start
+//
+// A repeat's ratio pairs the runs of the same repeat number (runs are
+// interleaved, so they ran next to each other); the ratio stated is of the
+// medians, as the tables show it, and the spread is the lowest and highest
+// per-repeat ratio. Noisy marks a spread larger than the difference the
+// ratio claims (|ratio - 1|): the repeats do not agree on the direction.
+
+// Verdict is one comparison.
+type Verdict struct {
+	Source   string    // the results' label
+	Subject  string    // what is measured, e.g. "pgts-binary with 2 workers"
+	Base     string    // what it is relative to, e.g. "psql-copy"
+	Measure  string    // the figure compared, e.g. "rows/s"
+	Ratio    float64   // Subject / Base, of the medians over repeats
+	Repeats  []float64 // the per-repeat ratios (one per paired repeat)
+	Sentence string
+}
+
+// Spread returns the lowest and highest per-repeat ratio; both are Ratio
+// without repeats.
+func (v Verdict) Spread() (lo, hi float64) {
+	if len(v.Repeats) == 0 {
+		return v.Ratio, v.Ratio
+	}
+	return slices.Min(v.Repeats), slices.Max(v.Repeats)
+}
+
+// Noisy reports whether the spread over repeats is larger than the
+// difference the ratio states. One repeat has no spread and is not noisy
+// (the sentence says it was one run).
+func (v Verdict) Noisy() bool {
+	if len(v.Repeats) < 2 {
+		return false
+	}
+	lo, hi := v.Spread()
+	return hi-lo > math.Abs(v.Ratio-1)
+}
+
+// spreadText is the parenthesis of a sentence: "(repeats 2.05–2.31)" or
+// "(one run)".
+func (v Verdict) spreadText() string {
+	if len(v.Repeats) < 2 {
+		return "(one run)"
+	}
+	lo, hi := v.Spread()
+	return fmt.Sprintf("(repeats %.2f–%.2f)", lo, hi)
+}
+
+// Verdicts lists the comparisons of every source, in the order of the
+// sources. It only reads the values it is given.
+func Verdicts(srcs []Source) []Verdict {
+	var out []Verdict
+	var insBase *Source
+	for i := range srcs {
+		src := srcs[i]
+		if src.Load != nil {
+			out = append(out, loadVerdicts(src.Label, *src.Load)...)
+		}
+		if src.Insert != nil {
+			if insBase == nil {
+				insBase = &srcs[i]
+			} else {
+				out = append(out, insertVerdicts(*insBase, src)...)
+			}
+		}
+		if src.Events != nil {
+			out = append(out, eventsVerdicts(src.Label, *src.Events)...)
+		}
+	}
+	return out
+}
+
+// loadVerdicts compares the stores and the loaders of one load source.
+func loadVerdicts(label string, lf LoadFile) []Verdict {
+	sums := lf.Summary
+	if len(sums) == 0 {
+		sums = bench.Summarize(lf.Runs)
+	}
+	var ok []bench.LoadSummary
+	for _, s := range sums {
+		if s.Runs > 0 && s.RowsPerSec > 0 {
+			ok = append(ok, s)
+		}
+	}
+	if len(ok) == 0 {
+		return nil
+	}
+	sc := lf.Scenario
+	var out []Verdict
+	// Stores against the first store, per loader and workers.
+	firstStore := ok[0].Store
+	for _, s := range ok {
+		if s.Store == firstStore {
+			continue
+		}
+		i := slices.IndexFunc(ok, func(b bench.LoadSummary) bool {
+			return b.Store == firstStore && b.Loader == s.Loader && b.Workers == s.Workers
+		})
+		if i < 0 {
+			continue
+		}
+		b := ok[i]
+		v := Verdict{Source: label, Subject: storeName(s.Store, sc), Base: storeName(b.Store, sc), Measure: "rows/s",
+			Ratio: s.RowsPerSec / b.RowsPerSec, Repeats: repeatRatios(lf.Runs, s, b, rowsPerSec)}
+		v.Sentence = fmt.Sprintf("Into %s, %s loaded %s as fast as into %s %s.", v.Subject, loaderName(s.Loader, s.Workers),
+			times(v.Ratio), v.Base, v.spreadText())
+		out = append(out, v)
+	}
+	// Loaders of the first store against its first loader.
+	var base *bench.LoadSummary
+	for i, s := range ok {
+		if s.Store != firstStore {
+			continue
+		}
+		if base == nil {
+			base = &ok[i]
+			continue
+		}
+		v := Verdict{Source: label, Subject: loaderName(s.Loader, s.Workers), Base: loaderName(base.Loader, base.Workers),
+			Measure: "rows/s", Ratio: s.RowsPerSec / base.RowsPerSec, Repeats: repeatRatios(lf.Runs, s, *base, rowsPerSec)}
+		v.Sentence = fmt.Sprintf("%s loaded %s %s into %s %s.", v.Subject, times(v.Ratio), v.Base, storeName(s.Store, sc), v.spreadText())
+		out = append(out, v)
+	}
+	// The end of each run against its start.
+	for _, s := range ok {
+		var rs []float64
+		for _, r := range lf.Runs {
+			if r.Store == s.Store && r.Loader == s.Loader && r.Workers == s.Workers && r.Error == "" {
+				if start, end := bench.TenthRates(r.Batches); start > 0 {
+					rs = append(rs, end/start)
+				}
+			}
+		}
+		if len(rs) == 0 {
+			continue
+		}
+		v := Verdict{Source: label, Subject: storeName(s.Store, sc), Base: "its rate at the start", Measure: "end/start",
+			Ratio: bench.Median(rs)}
+		if len(rs) > 1 {
+			v.Repeats = rs
+		}
+		v.Sentence = fmt.Sprintf("Loading into %s with %s ended at %s its starting rate, last tenth of the batches against the first %s.",
+			v.Subject, loaderName(s.Loader, s.Workers), times(v.Ratio), v.spreadText())
+		out = append(out, v)
+	}
+	return out
+}
+
+func rowsPerSec(r bench.LoadRun) float64 { return r.RowsPerSec }
+
+// repeatRatios pairs the successful runs of a and b by repeat number and
+// returns f(a)/f(b) for each pair; nil with fewer than two pairs.
+func repeatRatios(runs []bench.LoadRun, a, b bench.LoadSummary, f func(bench.LoadRun) float64) []float64 {
+	of := func(s bench.LoadSummary) map[int]float64 {
+		m := map[int]float64{}
+		for _, r := range runs {
+			if r.Store == s.Store && r.Loader == s.Loader && r.Workers == s.Workers && r.Error == "" {
+				m[r.Repeat] = f(r)
+			}
+		}
+		return m
+	}
+	ma, mb := of(a), of(b)
+	var reps []int
+	for rep := range ma {
+		if mb[rep] > 0 {
+			reps = append(reps, rep)
+		}
+	}
+	if len(reps) < 2 {
+		return nil
+	}
+	slices.Sort(reps)
+	out := make([]float64, len(reps))
+	for i, rep := range reps {
+		out[i] = ma[rep] / mb[rep]
+	}
+	return out
+}
+
+// storeName says what a load store is, in words.
+func storeName(store string, sc bench.LoadScenario) string {
+	switch {
+	case store == "plain":
+		return "a plain table"
+	case store == "weekly", store == "monthly":
+		return store + " native partitions"
+	case store == "pgts":
+		iv := sc.Interval
+		if iv == 0 {
+			iv = 7 * 24 * time.Hour
+		}
+		return fmt.Sprintf("a pgts series table (%s partitions)", durationWords(iv))
+	case strings.HasPrefix(store, "timescaledb"):
+		return "a TimescaleDB hypertable (default 7-day chunks)"
+	}
+	return store
+}
+
+// durationWords writes 1h as "1-hour", 168h as "7-day", 90m as "90-minute".
+func durationWords(d time.Duration) string {
+	switch {
+	case d%(24*time.Hour) == 0:
+		return fmt.Sprintf("%d-day", d/(24*time.Hour))
+	case d%time.Hour == 0:
+		return fmt.Sprintf("%d-hour", d/time.Hour)
+	case d%time.Minute == 0:
+		return fmt.Sprintf("%d-minute", d/time.Minute)
+	}
+	return d.String()
+}
+
+// loaderName names a loader with its workers; psql's loaders are one
+// stream, so their workers go unsaid.
+func loaderName(loader string, workers int) string {
+	if strings.HasPrefix(loader, "psql-") {
+		return loader
+	}
+	if workers == 1 {
+		return loader + " with 1 worker"
+	}
+	return fmt.Sprintf("%s with %d workers", loader, workers)
+}
+
+func times(r float64) string { return fmt.Sprintf("%.2f×", r) }
+
+// insertVerdicts compares each step of src with the same step of base.
+func insertVerdicts(base, src Source) []Verdict {
+	bs := map[string]bench.InsertStep{}
+	for _, st := range base.Insert.Steps {
+		bs[st.Name] = st
+	}
+	subj := tableKindName(src.Insert.Scenario.TableKind)
+	bname := tableKindName(base.Insert.Scenario.TableKind)
+	var out []Verdict
+	for _, st := range src.Insert.Steps {
+		b, ok := bs[st.Name]
+		if !ok || st.MainRate() <= 0 || b.MainRate() <= 0 {
+			continue
+		}
+		unit := "inserts/s"
+		if bench.IsQueryStep(st.Name) {
+			unit = "queries/s"
+		}
+		v := Verdict{Source: src.Label, Subject: subj, Base: bname, Measure: st.Name + " " + unit, Ratio: st.MainRate() / b.MainRate()}
+		v.Sentence = fmt.Sprintf("Step %s on %s ran at %s the %s of %s %s.", st.Name, subj, times(v.Ratio), unit, bname, v.spreadText())
+		out = append(out, v)
+	}
+	return out
+}
+
+func tableKindName(kind string) string {
+	if kind == "pgts" {
+		return "a pgts series table"
+	}
+	return "a plain table"
+}
+
+// eventsVerdicts compares the stores of one event workload run.
+func eventsVerdicts(label string, res bench.EventsResult) []Verdict {
+	var runs []bench.EventsRun
+	for _, r := range res.Runs {
+		if r.IPS > 0 {
+			runs = append(runs, r)
+		}
+	}
+	var out []Verdict
+	for _, r := range runs[min(1, len(runs)):] {
+		b := runs[0]
+		v := Verdict{Source: label, Subject: eventStoreName(r.Store), Base: eventStoreName(b.Store), Measure: "inserts/s",
+			Ratio: r.IPS / b.IPS}
+		v.Sentence = fmt.Sprintf("%d sessions committing one row each inserted into %s at %s the rate of %s %s.",
+			res.Scenario.Sessions, v.Subject, times(v.Ratio), v.Base, v.spreadText())
+		out = append(out, v)
+	}
+	for _, r := range runs {
+		if r.EndToStart <= 0 {
+			continue
+		}
+		v := Verdict{Source: label, Subject: eventStoreName(r.Store), Base: "its rate at the start", Measure: "end/start",
+			Ratio: r.EndToStart}
+		v.Sentence = fmt.Sprintf("Inserting into %s ended at %s its starting rate, last tenth of the run against the first %s.",
+			v.Subject, times(v.Ratio), v.spreadText())
+		out = append(out, v)
+	}
+	return out
+}
+
+func eventStoreName(store string) string {
+	if store == "pgts" {
+		return "a weekly pgts series table"
+	}
+	return "a plain table"
+}
+
+// WriteVerdict writes the verdict as text: one line per comparison under
+// its source's label, noisy ones flagged; nothing without comparisons.
+func WriteVerdict(w io.Writer, srcs []Source) error {
+	vs := Verdicts(srcs)
+	if len(vs) == 0 {
+		return nil
+	}
+	ew := &errWriter{w: w}
+	fmt.Fprintln(ew, "Verdict (ratios of medians over the repeats; the spread is the lowest and highest per-repeat ratio):")
+	last := ""
+	for _, v := range vs {
+		if v.Source != last {
+			fmt.Fprintf(ew, "%s:\n", v.Source)
+			last = v.Source
+		}
+		flag := ""
+		if v.Noisy() {
+			flag = " [spread larger than the difference]"
+		}
+		fmt.Fprintf(ew, "  - %s%s\n", v.Sentence, flag)
+	}
+	fmt.Fprintln(ew)
+	return ew.err
+}
