@@ -54,7 +54,7 @@ func splitList(s string) []string {
 }
 
 func newBenchLoadCmd(a *app) *cobra.Command {
-	var stores, loaders, workers, index, out, base, memoryLimit, sharedBuffers string
+	var stores, loaders, workers, index, out, base, memoryLimit, sharedBuffers, chunks string
 	var width, repeat, devices int
 	var interval time.Duration
 	var batches int64
@@ -69,7 +69,11 @@ table, and report rows/s, CPU seconds of client and server, WAL, sizes, and
 each run's ratio to the first run (--base selects another).
 
 Stores:  plain (one table), monthly and weekly (native partitions made
-         beforehand), pgts (a series table, weekly, partitions on demand)
+         beforehand), pgts (a series table, weekly or --pgts-interval,
+         partitions on demand), timescaledb (a TimescaleDB hypertable with
+         the default 7-day chunks, or one store per --timescaledb-chunk
+         interval, named for it: timescaledb-1h; skipped, with how to get
+         TimescaleDB, when the server lacks the extension)
 Loaders: psql-copy (the generator's text piped into one psql COPY),
          psql-pipe (one COPY per 10,000 rows, one transaction each),
          pgts-text, pgts-binary (pgts load, in-process, COPY into the leaf
@@ -83,7 +87,8 @@ Loaders: psql-copy (the generator's text piped into one psql COPY),
          reads itself, COPY table FROM 'file' by N backends, no client;
          needs the server on this machine and a superuser)`,
 		Example: `  pgts bench load --stores pgts --loaders psql-copy,pgts-text,pgts-binary --workers 1,2
-  pgts bench load --stores plain,weekly --loaders psql-pipe --batches 5000 --index both`,
+  pgts bench load --stores plain,weekly --loaders psql-pipe --batches 5000 --index both
+  pgts bench load --stores plain,pgts,timescaledb --pgts-interval 1h --timescaledb-chunk default,1h --loaders pgts-binary`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
@@ -96,6 +101,9 @@ Loaders: psql-copy (the generator's text piped into one psql COPY),
 			}
 			s := bench.LoadScenario{Stores: splitList(stores), Loaders: splitList(loaders), Workers: ws, Width: width,
 				Batches: batches, Index: index, Repeat: repeat, Logger: a.log, Devices: devices, Interval: interval}
+			if s.TimescaleChunks, err = parseChunks(chunks); err != nil {
+				return err
+			}
 			if err := s.Validate(); err != nil {
 				return usagef("%v", err)
 			}
@@ -187,7 +195,38 @@ Loaders: psql-copy (the generator's text piped into one psql COPY),
 	f.StringVar(&sharedBuffers, "shared-buffers", "", "with --memory-limit: the server's shared_buffers for the run (default a sixth of the limit)")
 	f.IntVar(&devices, "devices", 0, "devices of the generated data, row n getting device 1 + n % N (0: the study's generator, 1,000 devices); with --index device,time one insertion point per device")
 	f.DurationVar(&interval, "pgts-interval", 7*24*time.Hour, "partition length of the pgts store, e.g. 1h or 168h")
+	f.StringVar(&chunks, "timescaledb-chunk", "", "chunk intervals of the timescaledb store, comma-separated, each a store of its own: whole minutes (30m, 1h, 7d) or default (TimescaleDB's, 7 days)")
 	return cmd
+}
+
+// parseChunks reads --timescaledb-chunk: a comma-separated list of
+// intervals (Go durations, or whole days as Nd) or "default" (0).
+func parseChunks(s string) ([]time.Duration, error) {
+	var out []time.Duration
+	for _, f := range splitList(s) {
+		if f == "default" {
+			out = append(out, 0)
+			continue
+		}
+		d, err := parseDays(f)
+		if err != nil || d <= 0 {
+			return nil, usagef("--timescaledb-chunk %q: an interval such as 30m, 1h or 7d, or default", f)
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+// parseDays parses a Go duration, or whole days written Nd.
+func parseDays(s string) (time.Duration, error) {
+	if n, ok := strings.CutSuffix(s, "d"); ok {
+		days, err := strconv.Atoi(n)
+		if err != nil || days < 1 || days > 3650 {
+			return 0, fmt.Errorf("%q: not a number of days", s)
+		}
+		return time.Duration(days) * 24 * time.Hour, nil
+	}
+	return time.ParseDuration(s)
 }
 
 func countFailed(runs []bench.LoadRun) int {

@@ -218,7 +218,11 @@ func storeName(store string, sc bench.LoadScenario) string {
 		}
 		return fmt.Sprintf("a pgts series table (%s partitions)", durationWords(iv))
 	case strings.HasPrefix(store, "timescaledb"):
-		return "a TimescaleDB hypertable (default 7-day chunks)"
+		chunk := "default 7-day"
+		if d, ok := bench.TimescaleChunkOf(store); ok && d > 0 {
+			chunk = durationWords(d)
+		}
+		return fmt.Sprintf("a TimescaleDB hypertable (%s chunks)", chunk)
 	}
 	return store
 }

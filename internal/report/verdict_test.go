@@ -75,6 +75,16 @@ func TestVerdictsLoad(t *testing.T) {
 	}
 }
 
+func TestStoreNames(t *testing.T) {
+	for store, want := range map[string]string{"timescaledb": "a TimescaleDB hypertable (default 7-day chunks)",
+		"timescaledb-1h": "a TimescaleDB hypertable (1-hour chunks)", "pgts": "a pgts series table (7-day partitions)",
+		"weekly": "weekly native partitions"} {
+		if got := storeName(store, bench.LoadScenario{}); got != want {
+			t.Errorf("%s: %q, want %q", store, got, want)
+		}
+	}
+}
+
 func TestVerdictsOneRun(t *testing.T) {
 	runs := append(loadRuns("plain", "psql-copy", 1, 1, 100), loadRuns("plain", "pgts-binary", 1, 1, 150)...)
 	lf := LoadFile{Runs: runs}
