@@ -6,7 +6,7 @@ BIN     := bin/pgts
 VERSION := $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X github.com/pgts/pgts/internal/cli.Version=$(VERSION)
 
-.PHONY: all build deps test-deps demo test fmt-check vet parity bench-render bench-load bench-parse bench-bulk bench-insert bench-partition bench-serve bench-events bench-memory clean
+.PHONY: all build deps test-deps demo test fmt-check vet parity bench-render bench-load bench-parse bench-bulk bench-insert bench-partition bench-serve bench-events bench-memory bench-study clean
 
 all: build
 
@@ -167,6 +167,15 @@ bench-memory: deps build
 			--markdown --out bench-results/$(STAMP)-memory-$$d | tee bench-results/memory-$$d.md || exit 1; \
 		$(BIN) report bench-results/$(STAMP)-memory-$$d || exit 1; \
 	done
+
+# bench-study: one seed experiment with every store and peer available
+# (pgts bench study --help): STUDY=loading|memory|insert|events, SIZE=full
+# (the seed's parameters), small or tiny; the report opens with the verdict.
+STUDY ?= loading
+SIZE ?= full
+bench-study: deps build
+	@mkdir -p bench-results
+	$(BIN) bench study $(STUDY) --size $(SIZE) --out bench-results/$(STAMP)-study-$(STUDY)-$(SIZE)
 
 clean:
 	rm -rf bin

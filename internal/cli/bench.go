@@ -2,7 +2,7 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -27,7 +27,7 @@ cluster). Every run starts from a fresh table and a CHECKPOINT, verifies its
 row count, and measures rows/s and the CPU seconds of the client and of the
 server processes (when the server runs on this machine).`,
 	}
-	cmd.AddCommand(newBenchLoadCmd(a), newBenchPartitionCmd(a), newBenchInsertCmd(a), newBenchServeCmd(a), newBenchEventsCmd(a))
+	cmd.AddCommand(newBenchLoadCmd(a), newBenchPartitionCmd(a), newBenchInsertCmd(a), newBenchServeCmd(a), newBenchEventsCmd(a), newBenchStudyCmd(a))
 	return cmd
 }
 
@@ -107,75 +107,12 @@ Loaders: psql-copy (the generator's text piped into one psql COPY),
 			if err := s.Validate(); err != nil {
 				return usagef("%v", err)
 			}
-			if s.ConnString, err = a.connString(ctx); err != nil {
-				return err
-			}
-			bins, err := embedded.DefaultFinder(a.binDir).Find()
-			if err == nil {
-				s.Psql = bins.Psql()
-			} else {
-				s.Psql = "psql"
-			}
-			if restart {
-				c, err := a.cluster()
-				if err != nil {
-					return err
-				}
-				s.BeforeRun = func(ctx2 context.Context) error {
-					if _, err := c.Stop(ctx2, embedded.Fast); err != nil {
-						return err
-					}
-					_, err := c.Start(ctx2)
-					return err
-				}
-			}
 			if sharedBuffers != "" && memoryLimit == "" {
 				return usagef("--shared-buffers goes with --memory-limit")
 			}
-			if memoryLimit != "" {
-				limit, stop, err := a.limitServerMemory(ctx, memoryLimit, sharedBuffers, &s.BeforeRun)
-				if err != nil {
-					return err
-				}
-				defer stop()
-				s.MemoryLimit = limit
-			}
-			if out == "" {
-				out = filepath.Join("bench-results", time.Now().UTC().Format("20060102T150405Z"))
-			}
-			if err := os.MkdirAll(out, 0o755); err != nil {
-				return err
-			}
-			runs, runErr := bench.RunLoad(ctx, s, func(r bench.LoadRun) {
-				a.log.Info("run done", "store", r.Store, "loader", r.Loader, "workers", r.Workers,
-					"rows_per_s", int64(r.RowsPerSec), "err", r.Error)
-			})
-			sums := bench.Summarize(runs)
-			res := map[string]any{"scenario": s, "summary": sums, "runs": runs, "complete": runErr == nil, "command": strings.Join(os.Args, " "),
-				"machine": bench.DescribeMachineAt(context.WithoutCancel(ctx), s.ConnString)}
-			path := filepath.Join(out, "load.json")
-			f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
-			if err != nil {
-				return fmt.Errorf("writing results: %w", err)
-			}
-			enc := json.NewEncoder(f)
-			enc.SetIndent("", "  ")
-			if err := enc.Encode(res); err != nil {
-				f.Close()
-				return err
-			}
-			f.Close()
-			a.log.Info("results written", "file", path)
+			sums, err := a.runLoad(ctx, s, loadRunOptions{restart: restart, memoryLimit: memoryLimit, sharedBuffers: sharedBuffers, out: out})
 			printLoadRuns(a, sums, base, markdown)
-			if runErr != nil {
-				return runErr
-			}
-			for _, r := range runs {
-				if r.Error != "" {
-					return fmt.Errorf("%d of %d runs failed", countFailed(runs), len(runs))
-				}
-			}
-			return nil
+			return err
 		},
 	}
 	f := cmd.Flags()
@@ -227,6 +164,78 @@ func parseDays(s string) (time.Duration, error) {
 		return time.Duration(days) * 24 * time.Hour, nil
 	}
 	return time.ParseDuration(s)
+}
+
+// loadRunOptions are how `bench load` runs a scenario besides the
+// scenario itself.
+type loadRunOptions struct {
+	restart                    bool   // restart the embedded cluster before each run
+	memoryLimit, sharedBuffers string // the server's memory limit ("" none) and its shared_buffers
+	out                        string // results directory; "" is bench-results/<timestamp>
+}
+
+// runLoad runs a loading scenario on the chosen database, writes load.json
+// into the results directory and returns the summaries; an error when the
+// run stopped or any run failed (after writing the results).
+func (a *app) runLoad(ctx context.Context, s bench.LoadScenario, o loadRunOptions) ([]bench.LoadSummary, error) {
+	s.Logger = a.log
+	var err error
+	if s.ConnString, err = a.connString(ctx); err != nil {
+		return nil, err
+	}
+	bins, err := embedded.DefaultFinder(a.binDir).Find()
+	if err == nil {
+		s.Psql = bins.Psql()
+	} else {
+		s.Psql = "psql"
+	}
+	if o.restart {
+		c, err := a.cluster()
+		if err != nil {
+			return nil, err
+		}
+		s.BeforeRun = func(ctx2 context.Context) error {
+			if _, err := c.Stop(ctx2, embedded.Fast); err != nil {
+				return err
+			}
+			_, err := c.Start(ctx2)
+			return err
+		}
+	}
+	if o.memoryLimit != "" {
+		limit, stop, err := a.limitServerMemory(ctx, o.memoryLimit, o.sharedBuffers, &s.BeforeRun)
+		if err != nil {
+			return nil, err
+		}
+		defer stop()
+		s.MemoryLimit = limit
+	}
+	out := o.out
+	if out == "" {
+		out = filepath.Join("bench-results", time.Now().UTC().Format("20060102T150405Z"))
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return nil, err
+	}
+	runs, runErr := bench.RunLoad(ctx, s, func(r bench.LoadRun) {
+		a.log.Info("run done", "store", r.Store, "loader", r.Loader, "workers", r.Workers,
+			"rows_per_s", int64(r.RowsPerSec), "err", r.Error)
+	})
+	sums := bench.Summarize(runs)
+	res := map[string]any{"scenario": s, "summary": sums, "runs": runs, "complete": runErr == nil, "command": strings.Join(os.Args, " "),
+		"machine": bench.DescribeMachineAt(context.WithoutCancel(ctx), s.ConnString)}
+	path := filepath.Join(out, "load.json")
+	if err := writeResults(path, res); err != nil {
+		return nil, errors.Join(runErr, err)
+	}
+	a.log.Info("results written", "file", path)
+	if runErr != nil {
+		return sums, runErr
+	}
+	if n := countFailed(runs); n > 0 {
+		return sums, fmt.Errorf("%d of %d runs failed", n, len(runs))
+	}
+	return sums, nil
 }
 
 func countFailed(runs []bench.LoadRun) int {
