@@ -146,8 +146,8 @@ th { background: #f3f3f3; }
 {{- end}}
 </ul>
 {{- end}}
-<p>Ratios are of medians over the repeats; a ratio's spread is its lowest and highest value among the repeats, each repeat's
-run paired with the base's run of the same repeat (runs are interleaved).</p>
+<p>Each repeat's run is paired with the base's run of the same repeat (runs are interleaved): a ratio is the median of
+those pairs' ratios, its spread their lowest and highest; "one run" has no spread. The tables below show ratios of medians.</p>
 </section>
 <section id="results">
 <h2>Results</h2>

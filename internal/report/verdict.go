@@ -26,9 +26,10 @@ import (
 //	         store's end/start
 //
 // A repeat's ratio pairs the runs of the same repeat number (runs are
-// interleaved, so they ran next to each other); the ratio stated is of the
-// medians, as the tables show it, and the spread is the lowest and highest
-// per-repeat ratio. Noisy marks a spread larger than the difference the
+// interleaved, so they ran next to each other); the ratio stated is the
+// median of the per-repeat ratios (of the medians, as the tables show it,
+// when fewer than two repeats pair up), and the spread is the lowest and
+// highest per-repeat ratio. Noisy marks a spread larger than the difference the
 // ratio claims (|ratio - 1|): the repeats do not agree on the direction.
 
 // Verdict is one comparison.
@@ -37,7 +38,7 @@ type Verdict struct {
 	Subject  string    // what is measured, e.g. "pgts-binary with 2 workers"
 	Base     string    // what it is relative to, e.g. "psql-copy"
 	Measure  string    // the figure compared, e.g. "rows/s"
-	Ratio    float64   // Subject / Base, of the medians over repeats
+	Ratio    float64   // Subject / Base: the median of Repeats, else of the medians
 	Repeats  []float64 // the per-repeat ratios (one per paired repeat)
 	Sentence string
 }
@@ -128,6 +129,7 @@ func loadVerdicts(label string, lf LoadFile) []Verdict {
 		b := ok[i]
 		v := Verdict{Source: label, Subject: storeName(s.Store, sc), Base: storeName(b.Store, sc), Measure: "rows/s",
 			Ratio: s.RowsPerSec / b.RowsPerSec, Repeats: repeatRatios(lf.Runs, s, b, rowsPerSec)}
+		v.useRepeats()
 		v.Sentence = fmt.Sprintf("Into %s, %s loaded %s as fast as into %s %s.", v.Subject, loaderName(s.Loader, s.Workers),
 			times(v.Ratio), v.Base, v.spreadText())
 		out = append(out, v)
@@ -144,6 +146,7 @@ func loadVerdicts(label string, lf LoadFile) []Verdict {
 		}
 		v := Verdict{Source: label, Subject: loaderName(s.Loader, s.Workers), Base: loaderName(base.Loader, base.Workers),
 			Measure: "rows/s", Ratio: s.RowsPerSec / base.RowsPerSec, Repeats: repeatRatios(lf.Runs, s, *base, rowsPerSec)}
+		v.useRepeats()
 		v.Sentence = fmt.Sprintf("%s loaded %s %s into %s %s.", v.Subject, times(v.Ratio), v.Base, storeName(s.Store, sc), v.spreadText())
 		out = append(out, v)
 	}
@@ -173,6 +176,14 @@ func loadVerdicts(label string, lf LoadFile) []Verdict {
 }
 
 func rowsPerSec(r bench.LoadRun) float64 { return r.RowsPerSec }
+
+// useRepeats states the median of the per-repeat ratios, when there are
+// any, so that the ratio lies within its spread.
+func (v *Verdict) useRepeats() {
+	if len(v.Repeats) >= 2 {
+		v.Ratio = bench.Median(v.Repeats)
+	}
+}
 
 // repeatRatios pairs the successful runs of a and b by repeat number and
 // returns f(a)/f(b) for each pair; nil with fewer than two pairs.
@@ -331,7 +342,7 @@ func WriteVerdict(w io.Writer, srcs []Source) error {
 		return nil
 	}
 	ew := &errWriter{w: w}
-	fmt.Fprintln(ew, "Verdict (ratios of medians over the repeats; the spread is the lowest and highest per-repeat ratio):")
+	fmt.Fprintln(ew, "Verdict (each repeat's run against the base's run of the same repeat: the median of those ratios, and their lowest and highest):")
 	last := ""
 	for _, v := range vs {
 		if v.Source != last {
