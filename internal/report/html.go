@@ -233,6 +233,16 @@ func WriteHTML(w io.Writer, srcs []Source, tbl []block, charts []Chart, command,
 			}
 		}
 		ps.Machine = machineRows(m)
+		var limit int64
+		if s.Load != nil {
+			limit = s.Load.Scenario.MemoryLimit
+		}
+		if s.Events != nil && s.Events.Scenario.MemoryLimit > 0 {
+			limit = s.Events.Scenario.MemoryLimit
+		}
+		if limit > 0 {
+			ps.Machine = append(ps.Machine, machineRow{"server memory limit", fmt.Sprintf("%d MiB (cgroup)", limit>>20)})
+		}
 		pg.Sources = append(pg.Sources, ps)
 	}
 	for _, c := range charts {

@@ -43,6 +43,7 @@ func fixture(t *testing.T) (dirs []string) {
 			runs = append(runs, r)
 		}
 		lf := LoadFile{Runs: runs, Summary: bench.Summarize(runs), Complete: true, Command: "pgts bench load --batches 20",
+			Scenario: bench.LoadScenario{MemoryLimit: 128 << 20},
 			Machine: bench.Machine{Cores: 2, MemoryBytes: 8 << 30, Kernel: "6.1.0", GoVersion: "go1.26", PostgreSQL: "PostgreSQL 16.4 on x86_64",
 				Settings: map[string]string{"shared_buffers": "128MB"}}}
 		ir := bench.InsertResult{Scenario: bench.InsertScenario{TableKind: []string{"plain", "pgts"}[i]}, Command: "pgts bench insert",
@@ -186,7 +187,7 @@ func TestRender(t *testing.T) {
 	}
 	for _, s := range []string{"pgts report base other", "pgts bench load --batches 20", "PostgreSQL 16.4", "incomplete",
 		`<section id="verdict">`, "pgts-binary with 2 workers loaded 2.00× psql-pipe into weekly native partitions (one run).",
-		"shared_buffers",
+		"shared_buffers", "<td>server memory limit</td><td>128 MiB (cgroup)</td>",
 		`<th class="num">rows/s</th>`} {
 		if !strings.Contains(html, s) {
 			t.Errorf("page lacks %q", s)
