@@ -2,6 +2,7 @@ package bench
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -19,7 +20,8 @@ import (
 //	         (device, time) index, 1,000 and 100,000 devices, the server in
 //	         a 128 MB cgroup; timescaledb at its default chunk and at the
 //	         pgts store's partition length
-//	insert   the insert benchmark's steps on a plain and a series table
+//	insert   the insert benchmark's steps on a plain and a series table,
+//	         alternately: plain, pgts, pgts, plain
 //	events   the field report's event workload: 16 single-row sessions,
 //	         2 kB documents, plain and weekly series table, 192 MB server
 
@@ -115,7 +117,8 @@ The verdict states each store's end/start rate.`,
 		Seed: `The insert benchmark (iibench) on its purchases table, on a plain table and
 on a pgts series table (1-second partitions, 100,000 rows each): 500,000
 rows loaded, 100,000 more, then 20 s of each read+write step at 100, 500
-and 1,000 inserts/s. The verdict compares each step's rate.`,
+and 1,000 inserts/s; twice, alternately (plain, pgts, pgts, plain;
+--repeat for more). The verdict compares each step's rate.`,
 		parts: insertStudy},
 	{Name: "events", Short: "the field report's event workload: 16 single-row sessions, 2 kB JSON, plain and series table",
 		Seed: `The field report's audit-event workload: 16 sessions, one row per
@@ -181,16 +184,33 @@ func memoryStudy(o StudyOptions) []StudyPart {
 	return out
 }
 
+// insertStudy runs the plain and the pgts table alternately, plain, pgts,
+// pgts, plain, …, so that a slow spell of the machine weighs on both
+// kinds alike; the report pairs the runs of each kind in order.
 func insertStudy(o StudyOptions) []StudyPart {
+	reps := o.Repeat
+	if reps == 0 {
+		reps = bySize(o.Size, 2, 2, 1)
+	}
 	var out []StudyPart
-	for _, kind := range TableKinds {
-		s := DefaultInsertScenario()
-		s.TableKind = kind
-		s.RowsLoad = bySize[int64](o.Size, 500_000, 100_000, 2000)
-		s.RowsMore = bySize[int64](o.Size, 100_000, 20_000, 500)
-		s.QueryTime = bySize(o.Size, 20*time.Second, 5*time.Second, time.Second)
-		s.QueryRates = bySize(o.Size, []int{100, 500, 1000}, []int{100, 500, 1000}, []int{100})
-		out = append(out, StudyPart{Name: "insert-" + kind, Insert: &s})
+	for rep := 1; rep <= reps; rep++ {
+		kinds := []string{"plain", "pgts"}
+		if rep%2 == 0 {
+			kinds = []string{"pgts", "plain"}
+		}
+		for _, kind := range kinds {
+			s := DefaultInsertScenario()
+			s.TableKind = kind
+			s.RowsLoad = bySize[int64](o.Size, 500_000, 100_000, 2000)
+			s.RowsMore = bySize[int64](o.Size, 100_000, 20_000, 500)
+			s.QueryTime = bySize(o.Size, 20*time.Second, 5*time.Second, time.Second)
+			s.QueryRates = bySize(o.Size, []int{100, 500, 1000}, []int{100, 500, 1000}, []int{100})
+			name := "insert-" + kind
+			if reps > 1 {
+				name += "-" + strconv.Itoa(rep)
+			}
+			out = append(out, StudyPart{Name: name, Insert: &s})
+		}
 	}
 	return out
 }

@@ -40,9 +40,13 @@ func TestStudyParts(t *testing.T) {
 		t.Errorf("memory: %+v %+v", m[0], m[0].Load)
 	}
 	in := full("insert")
-	if len(in) != 2 || in[0].Insert.TableKind != "plain" || in[1].Insert.TableKind != "pgts" || in[0].Insert.RowsLoad != 500_000 ||
-		in[1].Insert.QueryTime != 20*time.Second {
-		t.Errorf("insert: %+v", in)
+	var order []string
+	for _, p := range in {
+		order = append(order, p.Name)
+	}
+	if strings.Join(order, ",") != "insert-plain-1,insert-pgts-1,insert-pgts-2,insert-plain-2" || in[0].Insert.TableKind != "plain" ||
+		in[1].Insert.TableKind != "pgts" || in[0].Insert.RowsLoad != 500_000 || in[1].Insert.QueryTime != 20*time.Second {
+		t.Errorf("insert: %v %+v", order, in[0].Insert)
 	}
 	e := full("events")[0]
 	if e.MemoryLimit != "192MB" || e.Events.Sessions != 16 || e.Events.Rows != 500_000 || e.Events.CheckpointTimeout != 5*time.Minute {

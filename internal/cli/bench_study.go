@@ -160,6 +160,6 @@ runs them without one.`,
 	f.StringVar(&memoryLimit, "memory-limit", "", "the server memory limit of the studies that have one (memory: 128MB, events: 192MB), or none")
 	f.StringVar(&chunks, "timescaledb-chunk", "", "loading study: chunk intervals of the timescaledb store (30m, 1h, 7d or default; default: TimescaleDB's)")
 	f.IntVar(&workers, "workers", runtime.NumCPU(), "N of \"1 and N workers\": the machine's cores by default")
-	f.IntVar(&repeat, "repeat", 0, "repeats of the load studies (0: the study's own, 3 for loading)")
+	f.IntVar(&repeat, "repeat", 0, "repeats (0: the study's own: 3 for loading, 2 for insert, alternating the tables)")
 	return cmd
 }

@@ -5,6 +5,7 @@ import (
 	"io"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -77,19 +78,17 @@ func (v Verdict) spreadText() string {
 // sources. It only reads the values it is given.
 func Verdicts(srcs []Source) []Verdict {
 	var out []Verdict
-	var insBase *Source
-	for i := range srcs {
-		src := srcs[i]
+	var inserts []Source
+	for _, src := range srcs {
 		if src.Load != nil {
 			out = append(out, loadVerdicts(src.Label, *src.Load)...)
 		}
 		if src.Insert != nil {
-			if insBase == nil {
-				insBase = &srcs[i]
-			} else {
-				out = append(out, insertVerdicts(*insBase, src)...)
-			}
+			inserts = append(inserts, src)
 		}
+	}
+	out = append(out, insertVerdicts(inserts)...)
+	for _, src := range srcs {
 		if src.Events != nil {
 			out = append(out, eventsVerdicts(src.Label, *src.Events)...)
 		}
@@ -265,26 +264,76 @@ func loaderName(loader string, workers int) string {
 
 func times(r float64) string { return fmt.Sprintf("%.2f×", r) }
 
-// insertVerdicts compares each step of src with the same step of base.
-func insertVerdicts(base, src Source) []Verdict {
-	bs := map[string]bench.InsertStep{}
-	for _, st := range base.Insert.Steps {
-		bs[st.Name] = st
+// insertVerdicts compares the insert sources' table kinds step by step:
+// the first source's kind is the base. Sources of one kind are its
+// repeats, paired in order with the base kind's (a study runs them
+// plain, pgts, pgts, plain, …), and a step's ratio is the median of the
+// pairs' ratios.
+func insertVerdicts(srcs []Source) []Verdict {
+	if len(srcs) < 2 {
+		return nil
 	}
-	subj := tableKindName(src.Insert.Scenario.TableKind)
-	bname := tableKindName(base.Insert.Scenario.TableKind)
+	var kinds []string
+	byKind := map[string][]Source{}
+	for _, s := range srcs {
+		k := s.Insert.Scenario.TableKind
+		if _, ok := byKind[k]; !ok {
+			kinds = append(kinds, k)
+		}
+		byKind[k] = append(byKind[k], s)
+	}
+	if len(kinds) < 2 {
+		// Sources of one kind: compare each with the first.
+		var out []Verdict
+		for _, s := range srcs[1:] {
+			out = append(out, insertStepVerdicts(s.Label, s.Label, srcs[0].Label, []Source{srcs[0]}, []Source{s})...)
+		}
+		return out
+	}
+	base := byKind[kinds[0]]
 	var out []Verdict
-	for _, st := range src.Insert.Steps {
-		b, ok := bs[st.Name]
-		if !ok || st.MainRate() <= 0 || b.MainRate() <= 0 {
+	for _, k := range kinds[1:] {
+		subj := byKind[k]
+		label := subj[0].Label
+		if len(subj) > 1 {
+			label = k + " table, " + strconv.Itoa(len(subj)) + " runs"
+		}
+		out = append(out, insertStepVerdicts(label, tableKindName(k), tableKindName(kinds[0]), base, subj)...)
+	}
+	return out
+}
+
+// insertStepVerdicts states, step by step, subj's rate against base's,
+// pairing their runs in order.
+func insertStepVerdicts(label, subjName, baseName string, base, subj []Source) []Verdict {
+	steps := func(s Source) map[string]bench.InsertStep {
+		m := map[string]bench.InsertStep{}
+		for _, st := range s.Insert.Steps {
+			m[st.Name] = st
+		}
+		return m
+	}
+	var out []Verdict
+	for _, st := range subj[0].Insert.Steps {
+		var rs []float64
+		for i := 0; i < len(subj) && i < len(base); i++ {
+			a, b := steps(subj[i])[st.Name], steps(base[i])[st.Name]
+			if a.MainRate() > 0 && b.MainRate() > 0 {
+				rs = append(rs, a.MainRate()/b.MainRate())
+			}
+		}
+		if len(rs) == 0 {
 			continue
 		}
 		unit := "inserts/s"
 		if bench.IsQueryStep(st.Name) {
 			unit = "queries/s"
 		}
-		v := Verdict{Source: src.Label, Subject: subj, Base: bname, Measure: st.Name + " " + unit, Ratio: st.MainRate() / b.MainRate()}
-		v.Sentence = fmt.Sprintf("Step %s on %s ran at %s the %s of %s %s.", st.Name, subj, times(v.Ratio), unit, bname, v.spreadText())
+		v := Verdict{Source: label, Subject: subjName, Base: baseName, Measure: st.Name + " " + unit, Ratio: bench.Median(rs)}
+		if len(rs) > 1 {
+			v.Repeats = rs
+		}
+		v.Sentence = fmt.Sprintf("Step %s on %s ran at %s the %s of %s %s.", st.Name, subjName, times(v.Ratio), unit, baseName, v.spreadText())
 		out = append(out, v)
 	}
 	return out

@@ -130,3 +130,18 @@ func TestVerdictsInsertEvents(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestVerdictsInsertRepeats pairs a study's insert runs of each kind in
+// order (plain, pgts, pgts, plain) and states the median of the pairs.
+func TestVerdictsInsertRepeats(t *testing.T) {
+	ins := func(kind string, ips float64) *bench.InsertResult {
+		return &bench.InsertResult{Scenario: bench.InsertScenario{TableKind: kind}, Steps: []bench.InsertStep{{Name: "l.i0", IPS: ips}}}
+	}
+	srcs := []Source{{Label: "insert-plain-1", Insert: ins("plain", 1000)}, {Label: "insert-pgts-1", Insert: ins("pgts", 500)},
+		{Label: "insert-pgts-2", Insert: ins("pgts", 630)}, {Label: "insert-plain-2", Insert: ins("plain", 900)}}
+	vs := Verdicts(srcs)
+	if len(vs) != 1 || vs[0].Source != "pgts table, 2 runs" ||
+		vs[0].Sentence != "Step l.i0 on a pgts series table ran at 0.60× the inserts/s of a plain table (repeats 0.50–0.70)." {
+		t.Fatalf("verdicts %+v", vs)
+	}
+}
