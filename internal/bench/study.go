@@ -23,7 +23,8 @@ import (
 //	insert   the insert benchmark's steps on a plain and a series table,
 //	         alternately: plain, pgts, pgts, plain
 //	events   the field report's event workload: 16 single-row sessions,
-//	         2 kB documents, plain and weekly series table, 192 MB server
+//	         2 kB documents, plain and weekly series table, 192 MB server;
+//	         twice, the stores in alternating order
 
 // Study sizes: full is the seed's parameters (an hour or more on two
 // cores), small a few minutes on two cores (a fiftieth of the loading
@@ -124,7 +125,8 @@ and 1,000 inserts/s; twice, alternately (plain, pgts, pgts, plain;
 		Seed: `The field report's audit-event workload: 16 sessions, one row per
 transaction, 2 kB JSON documents, 500,000 rows into a plain table and into
 a weekly pgts series table (100,000 rows a week), checkpoints every 5 min,
-the server in a 192 MB memory cgroup (embedded cluster only).`,
+the server in a 192 MB memory cgroup (embedded cluster only); twice, the
+stores in alternating order (--repeat for more).`,
 		parts: eventsStudy},
 }
 
@@ -215,13 +217,30 @@ func insertStudy(o StudyOptions) []StudyPart {
 	return out
 }
 
+// eventsStudy runs the stores twice (full and small), in alternating
+// order, plain then pgts, then pgts then plain.
 func eventsStudy(o StudyOptions) []StudyPart {
-	s := DefaultEventsScenario()
-	s.Stores = []string{"plain", "pgts"}
-	s.Sessions = bySize(o.Size, 16, 16, 4)
-	s.Rows = bySize[int64](o.Size, 500_000, 20_000, 2000)
-	s.WeekRows = bySize[int64](o.Size, 100_000, 10_000, 500)
-	s.DocBytes = 2048
-	s.CheckpointTimeout = bySize(o.Size, 5*time.Minute, 5*time.Minute, 0)
-	return []StudyPart{{Name: "events", Events: &s, MemoryLimit: "192MB"}}
+	reps := o.Repeat
+	if reps == 0 {
+		reps = bySize(o.Size, 2, 2, 1)
+	}
+	var out []StudyPart
+	for rep := 1; rep <= reps; rep++ {
+		s := DefaultEventsScenario()
+		s.Stores = []string{"plain", "pgts"}
+		if rep%2 == 0 {
+			s.Stores = []string{"pgts", "plain"}
+		}
+		s.Sessions = bySize(o.Size, 16, 16, 4)
+		s.Rows = bySize[int64](o.Size, 500_000, 20_000, 2000)
+		s.WeekRows = bySize[int64](o.Size, 100_000, 10_000, 500)
+		s.DocBytes = 2048
+		s.CheckpointTimeout = bySize(o.Size, 5*time.Minute, 5*time.Minute, 0)
+		name := "events"
+		if reps > 1 {
+			name += "-" + strconv.Itoa(rep)
+		}
+		out = append(out, StudyPart{Name: name, Events: &s, MemoryLimit: "192MB"})
+	}
+	return out
 }

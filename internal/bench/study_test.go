@@ -48,7 +48,11 @@ func TestStudyParts(t *testing.T) {
 		in[1].Insert.TableKind != "pgts" || in[0].Insert.RowsLoad != 500_000 || in[1].Insert.QueryTime != 20*time.Second {
 		t.Errorf("insert: %v %+v", order, in[0].Insert)
 	}
-	e := full("events")[0]
+	ev := full("events")
+	if len(ev) != 2 || ev[0].Name != "events-1" || strings.Join(ev[1].Events.Stores, ",") != "pgts,plain" {
+		t.Errorf("events: %+v", ev)
+	}
+	e := ev[0]
 	if e.MemoryLimit != "192MB" || e.Events.Sessions != 16 || e.Events.Rows != 500_000 || e.Events.CheckpointTimeout != 5*time.Minute {
 		t.Errorf("events: %+v %+v", e, e.Events)
 	}

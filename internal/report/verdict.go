@@ -88,12 +88,13 @@ func Verdicts(srcs []Source) []Verdict {
 		}
 	}
 	out = append(out, insertVerdicts(inserts)...)
+	var events []Source
 	for _, src := range srcs {
 		if src.Events != nil {
-			out = append(out, eventsVerdicts(src.Label, *src.Events)...)
+			events = append(events, src)
 		}
 	}
-	return out
+	return append(out, eventsVerdicts(events)...)
 }
 
 // loadVerdicts compares the stores and the loaders of one load source.
@@ -346,29 +347,70 @@ func tableKindName(kind string) string {
 	return "a plain table"
 }
 
-// eventsVerdicts compares the stores of one event workload run.
-func eventsVerdicts(label string, res bench.EventsResult) []Verdict {
-	var runs []bench.EventsRun
-	for _, r := range res.Runs {
+// eventsVerdicts compares the stores of the event workload runs: each
+// store's inserts/s against the first store's of the same run (the stores
+// of one run ran one after the other), and each store's end/start. Runs
+// of a study are its repeats (stores in alternating order); a ratio is
+// the median over them.
+func eventsVerdicts(srcs []Source) []Verdict {
+	if len(srcs) == 0 {
+		return nil
+	}
+	label := srcs[0].Label
+	if len(srcs) > 1 {
+		label = "events, " + strconv.Itoa(len(srcs)) + " runs"
+	}
+	var stores []string // in the first run's order, the base first
+	for _, r := range srcs[0].Events.Runs {
 		if r.IPS > 0 {
-			runs = append(runs, r)
+			stores = append(stores, r.Store)
 		}
 	}
+	if len(stores) == 0 {
+		return nil
+	}
+	of := func(src Source, store string) (bench.EventsRun, bool) {
+		for _, r := range src.Events.Runs {
+			if r.Store == store && r.IPS > 0 {
+				return r, true
+			}
+		}
+		return bench.EventsRun{}, false
+	}
+	verdict := func(rs []float64, v Verdict) Verdict {
+		v.Ratio = bench.Median(rs)
+		if len(rs) > 1 {
+			v.Repeats = rs
+		}
+		return v
+	}
+	sessions := srcs[0].Events.Scenario.Sessions
 	var out []Verdict
-	for _, r := range runs[min(1, len(runs)):] {
-		b := runs[0]
-		v := Verdict{Source: label, Subject: eventStoreName(r.Store), Base: eventStoreName(b.Store), Measure: "inserts/s",
-			Ratio: r.IPS / b.IPS}
+	for _, st := range stores[1:] {
+		var rs []float64
+		for _, src := range srcs {
+			a, ok1 := of(src, st)
+			b, ok2 := of(src, stores[0])
+			if ok1 && ok2 {
+				rs = append(rs, a.IPS/b.IPS)
+			}
+		}
+		v := verdict(rs, Verdict{Source: label, Subject: eventStoreName(st), Base: eventStoreName(stores[0]), Measure: "inserts/s"})
 		v.Sentence = fmt.Sprintf("%d sessions committing one row each inserted into %s at %s the rate of %s %s.",
-			res.Scenario.Sessions, v.Subject, times(v.Ratio), v.Base, v.spreadText())
+			sessions, v.Subject, times(v.Ratio), v.Base, v.spreadText())
 		out = append(out, v)
 	}
-	for _, r := range runs {
-		if r.EndToStart <= 0 {
+	for _, st := range stores {
+		var rs []float64
+		for _, src := range srcs {
+			if r, ok := of(src, st); ok && r.EndToStart > 0 {
+				rs = append(rs, r.EndToStart)
+			}
+		}
+		if len(rs) == 0 {
 			continue
 		}
-		v := Verdict{Source: label, Subject: eventStoreName(r.Store), Base: "its rate at the start", Measure: "end/start",
-			Ratio: r.EndToStart}
+		v := verdict(rs, Verdict{Source: label, Subject: eventStoreName(st), Base: "its rate at the start", Measure: "end/start"})
 		v.Sentence = fmt.Sprintf("Inserting into %s ended at %s its starting rate, last tenth of the run against the first %s.",
 			v.Subject, times(v.Ratio), v.spreadText())
 		out = append(out, v)

@@ -145,3 +145,26 @@ func TestVerdictsInsertRepeats(t *testing.T) {
 		t.Fatalf("verdicts %+v", vs)
 	}
 }
+
+// TestVerdictsEventsRepeats pairs the stores within each run of a study
+// whose runs alternate the stores' order.
+func TestVerdictsEventsRepeats(t *testing.T) {
+	ev := func(plain, pgts float64, pgtsFirst bool) *bench.EventsResult {
+		runs := []bench.EventsRun{{Store: "plain", IPS: plain, EndToStart: 1}, {Store: "pgts", IPS: pgts, EndToStart: 0.9}}
+		if pgtsFirst {
+			runs[0], runs[1] = runs[1], runs[0]
+		}
+		return &bench.EventsResult{Scenario: bench.EventsScenario{Sessions: 16}, Runs: runs}
+	}
+	var b bytes.Buffer
+	if err := WriteVerdict(&b, []Source{{Label: "events-1", Events: ev(1000, 900, false)}, {Label: "events-2", Events: ev(800, 880, true)}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"events, 2 runs:\n",
+		"inserted into a weekly pgts series table at 1.00× the rate of a plain table (repeats 0.90–1.10). [spread larger than the difference]",
+		"Inserting into a weekly pgts series table ended at 0.90× its starting rate, last tenth of the run against the first (repeats 0.90–0.90)."} {
+		if !strings.Contains(b.String(), s) {
+			t.Errorf("verdict lacks %q:\n%s", s, b.String())
+		}
+	}
+}
