@@ -7,6 +7,7 @@ import (
 	"io"
 	"path/filepath"
 	"regexp"
+	"slices"
 
 	"github.com/pgts/pgts/internal/bench"
 )
@@ -35,6 +36,7 @@ type pageSource struct {
 	Dir      string
 	Commands []string
 	Machine  []machineRow
+	SameAs   string     // the label of the previous source when its machine rows are the same
 	Files    []pageLink // the raw JSON results
 	Complete bool
 }
@@ -158,12 +160,16 @@ those pairs' ratios, its spread their lowest and highest; "one run" has no sprea
 {{- range .Commands}}
 <p>command: <code>{{.}}</code></p>
 {{- end}}
+{{- if .SameAs}}
+<p>Machine and server settings: as for {{.SameAs}}.</p>
+{{- else}}
 <table class="machine">
 <tr><th colspan="2">machine and server settings</th></tr>
 {{- range .Machine}}
 <tr><td>{{.Name}}</td><td>{{.Value}}</td></tr>
 {{- end}}
 </table>
+{{- end}}
 {{- end}}
 </section>
 <section id="charts">
@@ -242,6 +248,12 @@ func WriteHTML(w io.Writer, srcs []Source, tbl []block, charts []Chart, command,
 		}
 		if limit > 0 {
 			ps.Machine = append(ps.Machine, machineRow{"server memory limit", fmt.Sprintf("%d MiB (cgroup)", limit>>20)})
+		}
+		if n := len(pg.Sources); n > 0 && slices.Equal(pg.Sources[n-1].Machine, ps.Machine) {
+			ps.SameAs = pg.Sources[n-1].Label
+			if pg.Sources[n-1].SameAs != "" {
+				ps.SameAs = pg.Sources[n-1].SameAs
+			}
 		}
 		pg.Sources = append(pg.Sources, ps)
 	}

@@ -187,7 +187,7 @@ func TestRender(t *testing.T) {
 	}
 	for _, s := range []string{"pgts report base other", "pgts bench load --batches 20", "PostgreSQL 16.4", "incomplete",
 		`<section id="verdict">`, "pgts-binary with 2 workers loaded 2.00× psql-pipe into weekly native partitions (one run).",
-		"shared_buffers", "<td>server memory limit</td><td>128 MiB (cgroup)</td>",
+		"shared_buffers", "<td>server memory limit</td><td>128 MiB (cgroup)</td>", "Machine and server settings: as for base.",
 		`<th class="num">rows/s</th>`} {
 		if !strings.Contains(html, s) {
 			t.Errorf("page lacks %q", s)
