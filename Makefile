@@ -6,7 +6,7 @@ BIN     := bin/pgts
 VERSION := $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X github.com/pgts/pgts/internal/cli.Version=$(VERSION)
 
-.PHONY: all build deps test-deps demo test fmt-check vet parity bench-render bench-load bench-parse bench-bulk bench-insert bench-partition bench-serve bench-events bench-memory clean
+.PHONY: all build deps test-deps demo test fmt-check vet parity bench-render bench-load bench-parse bench-bulk bench-insert bench-partition bench-serve bench-events bench-memory bench-study clean
 
 all: build
 
@@ -157,18 +157,28 @@ bench-events: deps build
 # table's index ends at several times the limit. Stores plain, weekly
 # (one partition: 10,000 rows a minute fill it) and pgts with 1-hour
 # partitions; timescaledb when the server has it (skipped with a message
-# otherwise). One run per store.
+# otherwise), at its default 7-day chunks and at pgts' 1 hour. One run per
+# store.
 MEM_LIMIT ?= 128MB
 MEM_BATCHES ?= 1000
 MEM_DEVICES ?= 100000 1000
 bench-memory: deps build
 	@mkdir -p bench-results
 	for d in $(MEM_DEVICES); do \
-		$(BIN) bench load --stores plain,weekly,pgts,timescaledb --loaders pgts-binary --workers $$(nproc) \
+		$(BIN) bench load --stores plain,weekly,pgts,timescaledb --timescaledb-chunk default,1h --loaders pgts-binary --workers $$(nproc) \
 			--batches $(MEM_BATCHES) --index device,time --devices $$d --pgts-interval 1h --memory-limit $(MEM_LIMIT) \
 			--markdown --out bench-results/$(STAMP)-memory-$$d | tee bench-results/memory-$$d.md || exit 1; \
 		$(BIN) report bench-results/$(STAMP)-memory-$$d || exit 1; \
 	done
+
+# bench-study: one seed experiment with every store and peer available
+# (pgts bench study --help): STUDY=loading|memory|insert|events, SIZE=full
+# (the seed's parameters), small or tiny; the report opens with the verdict.
+STUDY ?= loading
+SIZE ?= full
+bench-study: deps build
+	@mkdir -p bench-results
+	$(BIN) bench study $(STUDY) --size $(SIZE) --out bench-results/$(STAMP)-study-$(STUDY)-$(SIZE)
 
 clean:
 	rm -rf bin

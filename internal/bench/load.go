@@ -60,6 +60,10 @@ type LoadScenario struct {
 	// MemoryLimit is the server's memory cgroup limit in bytes, when the
 	// caller set one (recorded, not enforced here).
 	MemoryLimit int64 `json:"memory_limit_bytes,omitempty"`
+	// TimescaleChunks are the chunk intervals the timescaledb store runs
+	// with, each a store of its own (see TimescaleStores); 0 is
+	// TimescaleDB's default (7 days). None is the default alone.
+	TimescaleChunks []time.Duration `json:"timescaledb_chunks,omitempty"`
 }
 
 // Validate checks the scenario.
@@ -95,7 +99,7 @@ func (s *LoadScenario) Validate() error {
 	case s.Interval < 0 || (s.Interval > 0 && (s.Interval < time.Minute || s.Interval%time.Minute != 0)):
 		return fmt.Errorf("pgts interval %s: must be a whole number of minutes, at least one", s.Interval)
 	}
-	return nil
+	return validateTimescaleChunks(s.Stores, s.TimescaleChunks)
 }
 
 func contains(list []string, s string) bool {
@@ -160,7 +164,7 @@ func RunLoad(ctx context.Context, s LoadScenario, onRun func(LoadRun)) ([]LoadRu
 		return nil, err
 	}
 	defer pool.Close()
-	if s.Stores, err = availableStores(ctx, pool, s.Stores, s.Logger); err != nil {
+	if s.Stores, err = availableStores(ctx, pool, TimescaleStores(s.Stores, s.TimescaleChunks), s.Logger); err != nil {
 		return nil, err
 	}
 	var out []LoadRun
@@ -224,6 +228,10 @@ func setupStore(ctx context.Context, pool *pgxpool.Pool, s LoadScenario, store s
 	}
 	first, last := timeSpan(g)
 	var series *partition.Table
+	chunk, isTimescale := TimescaleChunkOf(store)
+	if isTimescale {
+		store = "timescaledb"
+	}
 	switch store {
 	case "plain":
 		if _, err := pool.Exec(ctx, fmt.Sprintf("CREATE TABLE %s (%s)", benchTable, strings.Join(cols, ", "))); err != nil {
@@ -253,7 +261,7 @@ func setupStore(ctx context.Context, pool *pgxpool.Pool, s LoadScenario, store s
 			}
 		}
 	case "timescaledb":
-		if err := setupHypertable(ctx, pool, cols); err != nil {
+		if err := setupHypertable(ctx, pool, cols, chunk); err != nil {
 			return nil, err
 		}
 	case "pgts":
@@ -666,11 +674,11 @@ func (v *valueRecorder) JSONB(b []byte)    { v.vals = append(v.vals, string(b)) 
 
 var _ copyenc.FieldWriter = (*valueRecorder)(nil)
 
-// availableStores drops the timescaledb store, with a logged reason, when
-// the server does not offer the extension; it is an error only when no
-// store is left.
+// availableStores drops the timescaledb stores, with one logged line
+// saying how to get TimescaleDB, when the server does not offer the
+// extension; it is an error only when no store is left.
 func availableStores(ctx context.Context, pool *pgxpool.Pool, stores []string, log *slog.Logger) ([]string, error) {
-	if !contains(stores, "timescaledb") {
+	if !slices.ContainsFunc(stores, isTimescaleStore) {
 		return stores, nil
 	}
 	var ok bool
@@ -680,40 +688,31 @@ func availableStores(ctx context.Context, pool *pgxpool.Pool, stores []string, l
 	if ok {
 		return stores, nil
 	}
-	log.Warn("skipping store timescaledb: the server does not offer the timescaledb extension (pg_available_extensions)")
-	var out []string
+	var out, skipped []string
 	for _, st := range stores {
-		if st != "timescaledb" {
+		if isTimescaleStore(st) {
+			skipped = append(skipped, st)
+		} else {
 			out = append(out, st)
 		}
 	}
+	log.Warn("skipping store "+strings.Join(skipped, ", ")+": the server does not offer the timescaledb extension (pg_available_extensions); "+
+		TimescaleHint, "stores", skipped)
 	if len(out) == 0 {
-		return nil, fmt.Errorf("no store to run: timescaledb is not available on the server")
+		return nil, fmt.Errorf("no store to run: timescaledb is not available on the server (%s)", TimescaleHint)
 	}
 	return out, nil
-}
-
-// setupHypertable makes conditions a TimescaleDB hypertable with the
-// default chunk interval, through TimescaleDB 2.x's create_hypertable;
-// the indexes are the scenario's, as for the other stores.
-func setupHypertable(ctx context.Context, pool *pgxpool.Pool, cols []string) error {
-	if _, err := pool.Exec(ctx, "CREATE EXTENSION IF NOT EXISTS timescaledb"); err != nil {
-		return fmt.Errorf("creating extension timescaledb: %w", err)
-	}
-	if _, err := pool.Exec(ctx, fmt.Sprintf("CREATE TABLE %s (%s)", benchTable, strings.Join(cols, ", "))); err != nil {
-		return err
-	}
-	if _, err := pool.Exec(ctx, "SELECT create_hypertable($1::regclass, 'time', create_default_indexes => false)", benchTable); err != nil {
-		return fmt.Errorf("create_hypertable: %w", err)
-	}
-	return nil
 }
 
 // unpartitionedSizes measures the table and index sizes of the stores
 // pg_partition_tree does not cover: a plain table (no partitions) and a
 // hypertable (its chunks are inheritance children, not partitions).
 func unpartitionedSizes(ctx context.Context, pool *pgxpool.Pool, r *LoadRun) error {
-	switch r.Store {
+	store := r.Store
+	if isTimescaleStore(store) {
+		store = "timescaledb"
+	}
+	switch store {
 	case "plain":
 		return pool.QueryRow(ctx, "SELECT pg_table_size($1::regclass), pg_indexes_size($1::regclass)", benchTable).
 			Scan(&r.TableBytes, &r.IndexBytes)

@@ -34,8 +34,8 @@ func TestRunLoadSmall(t *testing.T) {
 	if len(runs) != 8 {
 		t.Fatalf("%d runs, want 8 (timescaledb skipped): %+v", len(runs), runs)
 	}
-	if !strings.Contains(logs.String(), "skipping store timescaledb") {
-		t.Errorf("no skip logged: %s", logs.String())
+	if !strings.Contains(logs.String(), "skipping store timescaledb") || !strings.Contains(logs.String(), "install TimescaleDB") {
+		t.Errorf("no skip logged, or without how to get TimescaleDB: %s", logs.String())
 	}
 	for _, r := range runs {
 		if r.Error != "" || !r.Verified || r.Rows != 20000 || r.RowsPerSec <= 0 || r.TableBytes <= 0 || r.IndexBytes <= 0 {
@@ -49,6 +49,15 @@ func TestRunLoadSmall(t *testing.T) {
 	only.Stores = []string{"timescaledb"}
 	if _, err := RunLoad(context.Background(), only, nil); err == nil || !strings.Contains(err.Error(), "timescaledb") {
 		t.Errorf("only timescaledb, absent: err = %v", err)
+	}
+	// Every chunk interval is a store of its own; all are skipped in one line.
+	logs.Reset()
+	only.TimescaleChunks = []time.Duration{0, time.Hour}
+	if _, err := RunLoad(context.Background(), only, nil); err == nil || !strings.Contains(err.Error(), "install TimescaleDB") {
+		t.Errorf("only timescaledb with chunks, absent: err = %v", err)
+	}
+	if n := strings.Count(logs.String(), "skipping store"); n != 1 || !strings.Contains(logs.String(), "timescaledb, timescaledb-1h") {
+		t.Errorf("%d skip lines, want one naming both stores: %s", n, logs.String())
 	}
 }
 
@@ -210,5 +219,70 @@ func TestFileLoaderSameRows(t *testing.T) {
 	}
 	if a, b := fingerprint("pgts-binary"), fingerprint("pgts-file"); a != b || !strings.HasPrefix(a, "30000 ") {
 		t.Errorf("pgts-binary stored %s, pgts-file %s", a, b)
+	}
+}
+
+// TestHypertableSQL checks the create_hypertable call the timescaledb
+// stores send (TimescaleDB is not installed where the tests run).
+func TestHypertableSQL(t *testing.T) {
+	sql, args := hypertableSQL("conditions", 0)
+	if sql != "SELECT create_hypertable($1::regclass, 'time', create_default_indexes => false)" || len(args) != 1 || args[0] != "conditions" {
+		t.Errorf("default chunk: %s %v", sql, args)
+	}
+	sql, args = hypertableSQL("conditions", time.Hour)
+	if sql != "SELECT create_hypertable($1::regclass, 'time', chunk_time_interval => $2::interval, create_default_indexes => false)" ||
+		len(args) != 2 || args[0] != "conditions" || args[1] != "3600 seconds" {
+		t.Errorf("1-hour chunk: %s %v", sql, args)
+	}
+	if _, args = hypertableSQL("conditions", 7*24*time.Hour); args[1] != "604800 seconds" {
+		t.Errorf("7-day chunk: %v", args)
+	}
+}
+
+func TestTimescaleStores(t *testing.T) {
+	got := TimescaleStores([]string{"plain", "timescaledb", "pgts"}, []time.Duration{0, time.Hour, 7 * 24 * time.Hour, 90 * time.Minute})
+	want := []string{"plain", "timescaledb", "timescaledb-1h", "timescaledb-7d", "timescaledb-90m", "pgts"}
+	if !slices.Equal(got, want) {
+		t.Errorf("stores %v, want %v", got, want)
+	}
+	for _, st := range want[1:5] {
+		d, ok := TimescaleChunkOf(st)
+		if !ok || TimescaleStoreName(d) != st {
+			t.Errorf("%s: chunk %s, %v", st, d, ok)
+		}
+	}
+	for _, st := range []string{"plain", "timescaledb-", "timescaledb-0h", "timescaledb-1y", "timescaledbx"} {
+		if _, ok := TimescaleChunkOf(st); ok {
+			t.Errorf("%q taken for a timescaledb store", st)
+		}
+	}
+	if got := TimescaleStores([]string{"timescaledb"}, nil); !slices.Equal(got, []string{"timescaledb"}) {
+		t.Errorf("no chunks: %v", got)
+	}
+}
+
+func TestTimescaleChunkValidation(t *testing.T) {
+	s := LoadScenario{Stores: []string{"plain", "timescaledb"}, Loaders: []string{"pgts-binary"}, Workers: []int{1}, Width: 5, Batches: 1,
+		Index: "time", Repeat: 1}
+	for _, c := range []struct {
+		stores []string
+		chunks []time.Duration
+		err    string
+	}{
+		{nil, []time.Duration{0, time.Hour}, ""},
+		{nil, []time.Duration{30 * time.Second}, "whole number of minutes"},
+		{nil, []time.Duration{90 * time.Second}, "whole number of minutes"},
+		{nil, []time.Duration{time.Hour, time.Hour}, "given twice"},
+		{[]string{"plain"}, []time.Duration{time.Hour}, "without the timescaledb store"},
+	} {
+		sc := s
+		sc.TimescaleChunks = c.chunks
+		if c.stores != nil {
+			sc.Stores = c.stores
+		}
+		err := sc.Validate()
+		if (c.err == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), c.err)) {
+			t.Errorf("stores %v chunks %v: err = %v, want %q", sc.Stores, c.chunks, err, c.err)
+		}
 	}
 }

@@ -2,7 +2,7 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -27,7 +27,7 @@ cluster). Every run starts from a fresh table and a CHECKPOINT, verifies its
 row count, and measures rows/s and the CPU seconds of the client and of the
 server processes (when the server runs on this machine).`,
 	}
-	cmd.AddCommand(newBenchLoadCmd(a), newBenchPartitionCmd(a), newBenchInsertCmd(a), newBenchServeCmd(a), newBenchEventsCmd(a))
+	cmd.AddCommand(newBenchLoadCmd(a), newBenchPartitionCmd(a), newBenchInsertCmd(a), newBenchServeCmd(a), newBenchEventsCmd(a), newBenchStudyCmd(a))
 	return cmd
 }
 
@@ -54,7 +54,7 @@ func splitList(s string) []string {
 }
 
 func newBenchLoadCmd(a *app) *cobra.Command {
-	var stores, loaders, workers, index, out, base, memoryLimit, sharedBuffers string
+	var stores, loaders, workers, index, out, base, memoryLimit, sharedBuffers, chunks string
 	var width, repeat, devices int
 	var interval time.Duration
 	var batches int64
@@ -69,7 +69,11 @@ table, and report rows/s, CPU seconds of client and server, WAL, sizes, and
 each run's ratio to the first run (--base selects another).
 
 Stores:  plain (one table), monthly and weekly (native partitions made
-         beforehand), pgts (a series table, weekly, partitions on demand)
+         beforehand), pgts (a series table, weekly or --pgts-interval,
+         partitions on demand), timescaledb (a TimescaleDB hypertable with
+         the default 7-day chunks, or one store per --timescaledb-chunk
+         interval, named for it: timescaledb-1h; skipped, with how to get
+         TimescaleDB, when the server lacks the extension)
 Loaders: psql-copy (the generator's text piped into one psql COPY),
          psql-pipe (one COPY per 10,000 rows, one transaction each),
          pgts-text, pgts-binary (pgts load, in-process, COPY into the leaf
@@ -83,7 +87,8 @@ Loaders: psql-copy (the generator's text piped into one psql COPY),
          reads itself, COPY table FROM 'file' by N backends, no client;
          needs the server on this machine and a superuser)`,
 		Example: `  pgts bench load --stores pgts --loaders psql-copy,pgts-text,pgts-binary --workers 1,2
-  pgts bench load --stores plain,weekly --loaders psql-pipe --batches 5000 --index both`,
+  pgts bench load --stores plain,weekly --loaders psql-pipe --batches 5000 --index both
+  pgts bench load --stores plain,pgts,timescaledb --pgts-interval 1h --timescaledb-chunk default,1h --loaders pgts-binary`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
@@ -96,78 +101,18 @@ Loaders: psql-copy (the generator's text piped into one psql COPY),
 			}
 			s := bench.LoadScenario{Stores: splitList(stores), Loaders: splitList(loaders), Workers: ws, Width: width,
 				Batches: batches, Index: index, Repeat: repeat, Logger: a.log, Devices: devices, Interval: interval}
-			if err := s.Validate(); err != nil {
-				return usagef("%v", err)
-			}
-			if s.ConnString, err = a.connString(ctx); err != nil {
+			if s.TimescaleChunks, err = parseChunks(chunks); err != nil {
 				return err
 			}
-			bins, err := embedded.DefaultFinder(a.binDir).Find()
-			if err == nil {
-				s.Psql = bins.Psql()
-			} else {
-				s.Psql = "psql"
-			}
-			if restart {
-				c, err := a.cluster()
-				if err != nil {
-					return err
-				}
-				s.BeforeRun = func(ctx2 context.Context) error {
-					if _, err := c.Stop(ctx2, embedded.Fast); err != nil {
-						return err
-					}
-					_, err := c.Start(ctx2)
-					return err
-				}
+			if err := s.Validate(); err != nil {
+				return usagef("%v", err)
 			}
 			if sharedBuffers != "" && memoryLimit == "" {
 				return usagef("--shared-buffers goes with --memory-limit")
 			}
-			if memoryLimit != "" {
-				limit, stop, err := a.limitServerMemory(ctx, memoryLimit, sharedBuffers, &s.BeforeRun)
-				if err != nil {
-					return err
-				}
-				defer stop()
-				s.MemoryLimit = limit
-			}
-			if out == "" {
-				out = filepath.Join("bench-results", time.Now().UTC().Format("20060102T150405Z"))
-			}
-			if err := os.MkdirAll(out, 0o755); err != nil {
-				return err
-			}
-			runs, runErr := bench.RunLoad(ctx, s, func(r bench.LoadRun) {
-				a.log.Info("run done", "store", r.Store, "loader", r.Loader, "workers", r.Workers,
-					"rows_per_s", int64(r.RowsPerSec), "err", r.Error)
-			})
-			sums := bench.Summarize(runs)
-			res := map[string]any{"scenario": s, "summary": sums, "runs": runs, "complete": runErr == nil, "command": strings.Join(os.Args, " "),
-				"machine": bench.DescribeMachineAt(context.WithoutCancel(ctx), s.ConnString)}
-			path := filepath.Join(out, "load.json")
-			f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
-			if err != nil {
-				return fmt.Errorf("writing results: %w", err)
-			}
-			enc := json.NewEncoder(f)
-			enc.SetIndent("", "  ")
-			if err := enc.Encode(res); err != nil {
-				f.Close()
-				return err
-			}
-			f.Close()
-			a.log.Info("results written", "file", path)
+			sums, err := a.runLoad(ctx, s, loadRunOptions{restart: restart, memoryLimit: memoryLimit, sharedBuffers: sharedBuffers, out: out})
 			printLoadRuns(a, sums, base, markdown)
-			if runErr != nil {
-				return runErr
-			}
-			for _, r := range runs {
-				if r.Error != "" {
-					return fmt.Errorf("%d of %d runs failed", countFailed(runs), len(runs))
-				}
-			}
-			return nil
+			return err
 		},
 	}
 	f := cmd.Flags()
@@ -187,7 +132,110 @@ Loaders: psql-copy (the generator's text piped into one psql COPY),
 	f.StringVar(&sharedBuffers, "shared-buffers", "", "with --memory-limit: the server's shared_buffers for the run (default a sixth of the limit)")
 	f.IntVar(&devices, "devices", 0, "devices of the generated data, row n getting device 1 + n % N (0: the study's generator, 1,000 devices); with --index device,time one insertion point per device")
 	f.DurationVar(&interval, "pgts-interval", 7*24*time.Hour, "partition length of the pgts store, e.g. 1h or 168h")
+	f.StringVar(&chunks, "timescaledb-chunk", "", "chunk intervals of the timescaledb store, comma-separated, each a store of its own: whole minutes (30m, 1h, 7d) or default (TimescaleDB's, 7 days)")
 	return cmd
+}
+
+// parseChunks reads --timescaledb-chunk: a comma-separated list of
+// intervals (Go durations, or whole days as Nd) or "default" (0).
+func parseChunks(s string) ([]time.Duration, error) {
+	var out []time.Duration
+	for _, f := range splitList(s) {
+		if f == "default" {
+			out = append(out, 0)
+			continue
+		}
+		d, err := parseDays(f)
+		if err != nil || d <= 0 {
+			return nil, usagef("--timescaledb-chunk %q: an interval such as 30m, 1h or 7d, or default", f)
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+// parseDays parses a Go duration, or whole days written Nd.
+func parseDays(s string) (time.Duration, error) {
+	if n, ok := strings.CutSuffix(s, "d"); ok {
+		days, err := strconv.Atoi(n)
+		if err != nil || days < 1 || days > 3650 {
+			return 0, fmt.Errorf("%q: not a number of days", s)
+		}
+		return time.Duration(days) * 24 * time.Hour, nil
+	}
+	return time.ParseDuration(s)
+}
+
+// loadRunOptions are how `bench load` runs a scenario besides the
+// scenario itself.
+type loadRunOptions struct {
+	restart                    bool   // restart the embedded cluster before each run
+	memoryLimit, sharedBuffers string // the server's memory limit ("" none) and its shared_buffers
+	out                        string // results directory; "" is bench-results/<timestamp>
+}
+
+// runLoad runs a loading scenario on the chosen database, writes load.json
+// into the results directory and returns the summaries; an error when the
+// run stopped or any run failed (after writing the results).
+func (a *app) runLoad(ctx context.Context, s bench.LoadScenario, o loadRunOptions) ([]bench.LoadSummary, error) {
+	s.Logger = a.log
+	var err error
+	if s.ConnString, err = a.connString(ctx); err != nil {
+		return nil, err
+	}
+	bins, err := embedded.DefaultFinder(a.binDir).Find()
+	if err == nil {
+		s.Psql = bins.Psql()
+	} else {
+		s.Psql = "psql"
+	}
+	if o.restart {
+		c, err := a.cluster()
+		if err != nil {
+			return nil, err
+		}
+		s.BeforeRun = func(ctx2 context.Context) error {
+			if _, err := c.Stop(ctx2, embedded.Fast); err != nil {
+				return err
+			}
+			_, err := c.Start(ctx2)
+			return err
+		}
+	}
+	if o.memoryLimit != "" {
+		limit, stop, err := a.limitServerMemory(ctx, o.memoryLimit, o.sharedBuffers, &s.BeforeRun)
+		if err != nil {
+			return nil, err
+		}
+		defer stop()
+		s.MemoryLimit = limit
+	}
+	out := o.out
+	if out == "" {
+		out = filepath.Join("bench-results", time.Now().UTC().Format("20060102T150405Z"))
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return nil, err
+	}
+	runs, runErr := bench.RunLoad(ctx, s, func(r bench.LoadRun) {
+		a.log.Info("run done", "store", r.Store, "loader", r.Loader, "workers", r.Workers,
+			"rows_per_s", int64(r.RowsPerSec), "err", r.Error)
+	})
+	sums := bench.Summarize(runs)
+	res := map[string]any{"scenario": s, "summary": sums, "runs": runs, "complete": runErr == nil, "command": strings.Join(os.Args, " "),
+		"machine": bench.DescribeMachineAt(context.WithoutCancel(ctx), s.ConnString)}
+	path := filepath.Join(out, "load.json")
+	if err := writeResults(path, res); err != nil {
+		return nil, errors.Join(runErr, err)
+	}
+	a.log.Info("results written", "file", path)
+	if runErr != nil {
+		return sums, runErr
+	}
+	if n := countFailed(runs); n > 0 {
+		return sums, fmt.Errorf("%d of %d runs failed", n, len(runs))
+	}
+	return sums, nil
 }
 
 func countFailed(runs []bench.LoadRun) int {

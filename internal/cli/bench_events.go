@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -57,29 +58,10 @@ to events.json in --out (never overwritten); ` + "`pgts report DIR`" + ` draws t
 			if err != nil {
 				return err
 			}
-			if s.ConnString, err = a.connString(ctx); err != nil {
-				return err
-			}
 			if sharedBuffers != "" && memoryLimit == "" {
 				return usagef("--shared-buffers goes with --memory-limit")
 			}
-			if memoryLimit != "" {
-				limit, stop, err := a.limitServerMemory(ctx, memoryLimit, sharedBuffers, &s.BeforeRun)
-				if err != nil {
-					return err
-				}
-				defer stop()
-				s.MemoryLimit = limit
-			}
-			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-				return fmt.Errorf("results directory: %w", err)
-			}
-			res, runErr := bench.RunEvents(ctx, s, func(r bench.EventsRun) {
-				a.log.Info("store done", "store", r.Store, "rows", r.Rows, "seconds", fmt.Sprintf("%.1f", r.Seconds),
-					"ips", int64(r.IPS), "end_to_start", fmt.Sprintf("%.2f", r.EndToStart), "err", r.Error)
-			})
-			res.Command = strings.Join(os.Args, " ")
-			return a.saveResults(ctx, path, res, res.Complete, runErr, func() error {
+			return a.runEvents(ctx, s, memoryLimit, sharedBuffers, path, func(res bench.EventsResult) error {
 				if len(res.Runs) == 0 {
 					return nil
 				}
@@ -100,4 +82,33 @@ to events.json in --out (never overwritten); ` + "`pgts report DIR`" + ` draws t
 	f.StringVar(&sharedBuffers, "shared-buffers", "", "with --memory-limit: the server's shared_buffers for the run (default a sixth of the limit)")
 	f.StringVar(&out, "out", "", "results directory (default bench-results/<timestamp>)")
 	return cmd
+}
+
+// runEvents runs the event workload on the chosen database, under a
+// server memory limit when memoryLimit is set, writes its result to path
+// (events.json of a results directory) and shows it.
+func (a *app) runEvents(ctx context.Context, s bench.EventsScenario, memoryLimit, sharedBuffers, path string,
+	show func(bench.EventsResult) error) error {
+	s.Logger = a.log
+	var err error
+	if s.ConnString, err = a.connString(ctx); err != nil {
+		return err
+	}
+	if memoryLimit != "" {
+		limit, stop, err := a.limitServerMemory(ctx, memoryLimit, sharedBuffers, &s.BeforeRun)
+		if err != nil {
+			return err
+		}
+		defer stop()
+		s.MemoryLimit = limit
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("results directory: %w", err)
+	}
+	res, runErr := bench.RunEvents(ctx, s, func(r bench.EventsRun) {
+		a.log.Info("store done", "store", r.Store, "rows", r.Rows, "seconds", fmt.Sprintf("%.1f", r.Seconds),
+			"ips", int64(r.IPS), "end_to_start", fmt.Sprintf("%.2f", r.EndToStart), "err", r.Error)
+	})
+	res.Command = strings.Join(os.Args, " ")
+	return a.saveResults(ctx, path, res, res.Complete, runErr, func() error { return show(res) })
 }

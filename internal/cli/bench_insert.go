@@ -63,18 +63,7 @@ dateandtime (the generator stamps 100,000 rows per second of dateandtime).`,
 			if err != nil {
 				return err
 			}
-			if s.ConnString, err = a.connString(ctx); err != nil {
-				return err
-			}
-			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-				return fmt.Errorf("results directory: %w", err)
-			}
-			res, runErr := bench.RunInsert(ctx, s, func(st bench.InsertStep) {
-				a.log.Info("step done", "step", st.Name, "seconds", fmt.Sprintf("%.1f", st.Seconds),
-					"ips", int64(st.IPS), "qps", int64(st.QPS), "err", st.Error)
-			})
-			res.Command = strings.Join(os.Args, " ")
-			return a.saveResults(ctx, path, res, res.Complete, runErr, func() error {
+			return a.runInsert(ctx, s, path, func(res bench.InsertResult) error {
 				if len(res.Steps) == 0 {
 					return nil
 				}
@@ -92,6 +81,25 @@ dateandtime (the generator stamps 100,000 rows per second of dateandtime).`,
 	f.Uint64Var(&s.Seed, "seed", s.Seed, "seed of the iibench rows")
 	f.StringVar(&out, "out", "", "results directory (default bench-results/<timestamp>)")
 	return cmd
+}
+
+// runInsert runs the insert benchmark on the chosen database, writes its
+// result to path (insert.json of a results directory) and shows it.
+func (a *app) runInsert(ctx context.Context, s bench.InsertScenario, path string, show func(bench.InsertResult) error) error {
+	s.Logger = a.log
+	var err error
+	if s.ConnString, err = a.connString(ctx); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("results directory: %w", err)
+	}
+	res, runErr := bench.RunInsert(ctx, s, func(st bench.InsertStep) {
+		a.log.Info("step done", "step", st.Name, "seconds", fmt.Sprintf("%.1f", st.Seconds),
+			"ips", int64(st.IPS), "qps", int64(st.QPS), "err", st.Error)
+	})
+	res.Command = strings.Join(os.Args, " ")
+	return a.saveResults(ctx, path, res, res.Complete, runErr, func() error { return show(res) })
 }
 
 // resultsFile returns the path of the results file name in the directory

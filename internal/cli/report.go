@@ -17,8 +17,15 @@ func newReportCmd(a *app) *cobra.Command {
 		Use:   "report DIR...",
 		Short: "Render benchmark results as text tables, PNG charts and one HTML page",
 		Long: `Read the results (load.json, insert.json, serve.json, events.json) of one or more directories written
-by pgts bench, print the text tables, and write report.txt, the PNG charts and
-report.html (self-contained: the charts are embedded) into --out.
+by pgts bench, print the verdict and the text tables, and write report.txt, the
+PNG charts and report.html (self-contained: the charts are embedded) into --out.
+
+The verdict opens both: one sentence per comparison the results allow, with its
+ratio, the spread of that ratio over the repeats (each repeat's run against the
+base's run of the same repeat) and the base, flagged where the spread is larger
+than the difference. report.html shows it first, then the command lines, the
+machine and the server's settings with links to the raw JSON, the charts at
+full width and the tables.
 
 Tables show absolute figures per run and ratios to a base run (--base), as the
 insert benchmark does: a throughput ratio < 1 is slower, a hardware-per-operation

@@ -31,9 +31,9 @@ type Output struct {
 	HTML   string   // report.html
 }
 
-// Render reads the results of o.Dirs and writes report.txt, one PNG per
-// chart and report.html into o.Out, replacing earlier reports there (the
-// results themselves are never touched). It returns the text tables too.
+// Render reads the results of o.Dirs and writes report.txt (the verdict,
+// then the tables), one PNG per chart and report.html into o.Out, replacing earlier reports there (the
+// results themselves are never touched). It returns the text too.
 func Render(o Options) (Output, string, error) {
 	if err := o.Validate(); err != nil {
 		return Output{}, "", err
@@ -50,7 +50,14 @@ func Render(o Options) (Output, string, error) {
 		return Output{}, "", fmt.Errorf("report directory: %w", err)
 	}
 	var text bytes.Buffer
+	if err := WriteVerdict(&text, srcs); err != nil {
+		return Output{}, "", err
+	}
 	if err := WriteText(&text, srcs, o.Base); err != nil {
+		return Output{}, "", err
+	}
+	var tbl blocks
+	if err := WriteText(&tbl, srcs, o.Base); err != nil {
 		return Output{}, "", err
 	}
 	charts, err := Charts(srcs)
@@ -69,7 +76,7 @@ func Render(o Options) (Output, string, error) {
 		res.Charts = append(res.Charts, p)
 	}
 	var page bytes.Buffer
-	if err := WriteHTML(&page, srcs, text.String(), charts, o.Command); err != nil {
+	if err := WriteHTML(&page, srcs, tbl.list, charts, o.Command, out); err != nil {
 		return Output{}, "", err
 	}
 	if err := os.WriteFile(res.HTML, page.Bytes(), 0o644); err != nil {

@@ -5,12 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"html"
 	"image"
 	"image/png"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -42,6 +43,7 @@ func fixture(t *testing.T) (dirs []string) {
 			runs = append(runs, r)
 		}
 		lf := LoadFile{Runs: runs, Summary: bench.Summarize(runs), Complete: true, Command: "pgts bench load --batches 20",
+			Scenario: bench.LoadScenario{MemoryLimit: 128 << 20},
 			Machine: bench.Machine{Cores: 2, MemoryBytes: 8 << 30, Kernel: "6.1.0", GoVersion: "go1.26", PostgreSQL: "PostgreSQL 16.4 on x86_64",
 				Settings: map[string]string{"shared_buffers": "128MB"}}}
 		ir := bench.InsertResult{Scenario: bench.InsertScenario{TableKind: []string{"plain", "pgts"}[i]}, Command: "pgts bench insert",
@@ -183,10 +185,29 @@ func TestRender(t *testing.T) {
 	if n := strings.Count(html, `src="data:image/png;base64,`); n != len(want) {
 		t.Errorf("%d embedded images, want %d", n, len(want))
 	}
-	for _, s := range []string{"pgts report base other", "pgts bench load --batches 20", "2 cores", "PostgreSQL 16.4", "incomplete"} {
+	for _, s := range []string{"pgts report base other", "pgts bench load --batches 20", "PostgreSQL 16.4", "incomplete",
+		`<section id="verdict">`, "pgts-binary with 2 workers loaded 2.00× psql-pipe into weekly native partitions (one run).",
+		"shared_buffers", "<td>server memory limit</td><td>128 MiB (cgroup)</td>", "Machine and server settings: as for base.",
+		`<th class="num">rows/s</th>`} {
 		if !strings.Contains(html, s) {
 			t.Errorf("page lacks %q", s)
 		}
+	}
+	// The raw results are linked relative to the page.
+	links := regexp.MustCompile(`<a href="([^"]+)">(load|insert)\.json</a>`).FindAllStringSubmatch(html, -1)
+	if len(links) != 4 {
+		t.Errorf("%d links to results, want 4", len(links))
+	}
+	for _, l := range links {
+		if _, err := os.Stat(filepath.Join(out, filepath.FromSlash(l[1]))); err != nil || filepath.IsAbs(l[1]) {
+			t.Errorf("link %q does not lead to the results from %s: %v", l[1], out, err)
+		}
+	}
+	if i, j := strings.Index(html, `id="verdict"`), strings.Index(html, `id="tables"`); i < 0 || j < i {
+		t.Error("the verdict does not come before the tables")
+	}
+	if !strings.HasPrefix(text, "Verdict") {
+		t.Errorf("report.txt does not open with the verdict:\n%s", text[:min(len(text), 300)])
 	}
 	if strings.Contains(html, "http://") || strings.Contains(html, "https://") {
 		t.Error("the page refers to the network")
@@ -194,44 +215,83 @@ func TestRender(t *testing.T) {
 	checkInBrowser(t, res.HTML, len(want))
 }
 
-// checkInBrowser screenshots the page in headless Chromium and checks that
-// the images rendered: the page's only coloured pixels are the charts'.
+// browserCheck is what the page shows in Chromium, gathered by a script
+// appended to a copy of it (the page itself has none).
+type browserCheck struct {
+	Verdicts  int   `json:"verdicts"`   // sentences of the verdict section
+	Tables    int   `json:"tables"`     // tables of results
+	NumCells  int   `json:"num_cells"`  // cells styled as numbers
+	NumRight  int   `json:"num_right"`  // of those, right-aligned as rendered
+	Images    []int `json:"images"`     // naturalWidth of each chart; 0 when it did not load
+	FullWidth int   `json:"full_width"` // charts drawn at least 90% of their section's width
+}
+
+const checkScript = `<pre id="check"></pre>
+<script>
+window.addEventListener('load', function () {
+  var num = document.querySelectorAll('table.results td.num'), right = 0;
+  num.forEach(function (c) { if (getComputedStyle(c).textAlign === 'right') right++; });
+  var imgs = Array.prototype.slice.call(document.images);
+  var sec = document.getElementById('charts').clientWidth;
+  document.getElementById('check').textContent = JSON.stringify({
+    verdicts: document.querySelectorAll('#verdict li').length,
+    tables: document.querySelectorAll('table.results').length,
+    num_cells: num.length, num_right: right,
+    images: imgs.map(function (i) { return i.complete ? i.naturalWidth : 0; }),
+    full_width: imgs.filter(function (i) { return i.clientWidth >= 0.9 * sec; }).length
+  });
+});
+</script>
+</body>`
+
+// checkInBrowser loads the page in headless Chromium and checks, in the
+// DOM Chromium built, that the verdict and the tables are there, that
+// numbers are right-aligned and that every chart loaded (a naturalWidth)
+// and is drawn at the page's full width.
 func checkInBrowser(t *testing.T, page string, charts int) {
 	t.Helper()
 	bin, err := exec.LookPath("chromium")
 	if err != nil {
 		t.Fatalf("chromium is needed to check the HTML report (make test installs it: apt-get install chromium): %v", err)
 	}
-	shot := filepath.Join(t.TempDir(), "shot.png")
-	cmd := exec.Command(bin, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-		"--hide-scrollbars", "--window-size=900,"+itoa(600+charts*480), "--user-data-dir="+t.TempDir(),
-		"--screenshot="+shot, "file://"+page)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("chromium: %v\n%s", err, out)
-	}
-	b, err := os.ReadFile(shot)
-	if err != nil {
-		t.Fatalf("no screenshot: %v", err)
-	}
-	img, err := png.Decode(bytes.NewReader(b))
+	b, err := os.ReadFile(page)
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Each chart is drawn in its own 416-pixel band: find the bands that
-	// hold coloured pixels.
-	bands := 0
-	r := img.Bounds()
-	for y := r.Min.Y; y+40 <= r.Max.Y; y += 40 {
-		if colored(img, image.Rect(r.Min.X, y, r.Max.X, y+40)) > 50 {
-			bands++
+	probe := filepath.Join(filepath.Dir(page), "probe.html")
+	if err := os.WriteFile(probe, []byte(strings.Replace(string(b), "</body>", checkScript, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Remove(probe)
+	cmd := exec.Command(bin, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+		"--window-size=1300,900", "--user-data-dir="+t.TempDir(), "--virtual-time-budget=10000", "--dump-dom", "file://"+probe)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	dom, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("chromium: %v\n%s", err, stderr.String())
+	}
+	m := regexp.MustCompile(`(?s)<pre id="check">(.*?)</pre>`).FindSubmatch(dom)
+	if m == nil || len(m[1]) == 0 {
+		t.Fatalf("the check script did not run; DOM:\n%.2000s", dom)
+	}
+	var c browserCheck
+	if err := json.Unmarshal([]byte(html.UnescapeString(string(m[1]))), &c); err != nil {
+		t.Fatalf("check result %q: %v", m[1], err)
+	}
+	if c.Verdicts == 0 || c.Tables == 0 || c.NumCells == 0 || c.NumRight != c.NumCells {
+		t.Errorf("in the browser: %d verdict sentences, %d tables, %d of %d number cells right-aligned", c.Verdicts, c.Tables,
+			c.NumRight, c.NumCells)
+	}
+	if len(c.Images) != charts || c.FullWidth != charts {
+		t.Errorf("in the browser: %d images (%d at full width), want %d", len(c.Images), c.FullWidth, charts)
+	}
+	for i, w := range c.Images {
+		if w < 600 {
+			t.Errorf("chart %d: naturalWidth %d: not loaded", i, w)
 		}
 	}
-	if bands < charts*5 {
-		t.Errorf("screenshot: %d coloured 40-pixel bands, want at least %d (%d charts of 416 pixels): images not rendered", bands, charts*5, charts)
-	}
 }
-
-func itoa(n int) string { return strconv.Itoa(n) }
 
 // TestServeReport renders a daemon benchmark's results: its step table and
 // its three charts.

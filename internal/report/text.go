@@ -166,7 +166,31 @@ func (e *errWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// Table passes a table on to a writer that keeps tables as such (the
+// HTML page's blocks), else writes it as text.
+func (e *errWriter) Table(head []string, rows [][]string) {
+	if t, ok := e.w.(tabler); ok {
+		t.Table(head, rows)
+		return
+	}
+	textTable(e, head, rows)
+}
+
+// tabler is a writer that takes tables whole rather than as text.
+type tabler interface {
+	Table(head []string, rows [][]string)
+}
+
+// table writes a table: to a tabler whole, otherwise as aligned text.
 func table(w io.Writer, head []string, rows [][]string) {
+	if t, ok := w.(tabler); ok {
+		t.Table(head, rows)
+		return
+	}
+	textTable(w, head, rows)
+}
+
+func textTable(w io.Writer, head []string, rows [][]string) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
 	for _, r := range rows {
