@@ -19,6 +19,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/pgts/pgts/internal/sqlfn"
 )
 
 // DB is what pgts needs of a connection or a pool.
@@ -205,6 +207,11 @@ var migrations = []string{
 	COMMENT ON COLUMN pgts.sharded_table.dropping IS 'pgts table drop began: the coordinator''s parent is gone; the placement rows left are partitions still to drop on their shards.';
 	ALTER TABLE pgts.shard_placement ADD COLUMN IF NOT EXISTS move_peer text REFERENCES pgts.shard (name);
 	COMMENT ON COLUMN pgts.shard_placement.move_peer IS 'pgts shard move under way: while shard is the old one, the shard being copied to; once shard is the new one, the old shard the partition is still to be dropped from.';`,
+	// 6 (package sqlfn): the SQL helpers (time_bucket, buckets, locf,
+	// known, interpolate, first, last). Self-contained (CREATE OR
+	// REPLACE, IF NOT EXISTS) so that it applies whatever migrations
+	// precede it and can be renumbered.
+	sqlfn.Install(),
 }
 
 // Version is the catalog version this build of pgts writes.
