@@ -47,5 +47,6 @@ func Install() string {
 		b.Write(data)
 		b.WriteString("\n")
 	}
+	b.WriteString(firstLastSQL())
 	return b.String()
 }
