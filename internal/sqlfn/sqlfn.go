@@ -28,12 +28,12 @@ import (
 	"strings"
 )
 
-//go:embed time_bucket.sql bin.sql time_bucket_api.sql
+//go:embed time_bucket.sql bin.sql time_bucket_api.sql gapfill.sql
 var files embed.FS
 
 // order is the order in which the files run: each SQL function body is
 // checked at creation, so what a body calls comes first.
-var order = []string{"time_bucket.sql", "bin.sql", "time_bucket_api.sql"}
+var order = []string{"time_bucket.sql", "bin.sql", "time_bucket_api.sql", "gapfill.sql"}
 
 // Install is the script that creates or replaces every helper in the
 // pgts schema (which must exist). It runs in one transaction.

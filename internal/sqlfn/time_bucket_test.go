@@ -404,6 +404,10 @@ func TestTimeBucketHostileInput(t *testing.T) {
 		{`SELECT pgts.time_bucket(0::bigint, 5::bigint, 3::bigint)`, "bucket width must be greater than zero"},
 		{`SELECT pgts.time_bucket(10::smallint, -32768::smallint, 5::smallint)`, "out of range"},
 		{`SELECT pgts.time_bucket(w, ts) FROM (VALUES (interval '1 hour', now()), (interval '0', now())) v(w, ts)`, "bucket width must be greater than zero"},
+		{`SELECT pgts.buckets('0 hours', '2024-01-01', '2024-01-02')`, "bucket width must be greater than zero"},
+		{`SELECT pgts.buckets('-1 day', '2024-01-01', '2024-01-02', 'Europe/Berlin')`, "bucket width must be greater than zero"},
+		{`SELECT pgts.buckets('1 day', '2024-01-01', '2024-01-02', 'Mars/Olympus_Mons')`, `time zone "Mars/Olympus_Mons" not recognized`},
+		{`SELECT pgts.int_buckets(0, 1, 100)`, "bucket width must be greater than zero"},
 	} {
 		_, err := conn.Exec(ctx, c.sql)
 		if err == nil || !strings.Contains(err.Error(), c.err) {
