@@ -106,8 +106,12 @@ $f$ SELECT (date_part('year', ts)::bigint - 2000) * 12 + date_part('month', ts):
 
 -- pgts._bucket_month: the first day of the bucket of w months holding ts,
 -- months counted from the month of origin (its day and time are ignored,
--- as TimescaleDB does).
+-- as TimescaleDB does). Each argument is used so that the planner inlines
+-- the whole (an argument used twice must be cheap), leaving only built-in
+-- functions, which postgres_fdw can send to a shard. The floor of a
+-- quotient of month counts (far below 2^26) is exact in float8.
 CREATE OR REPLACE FUNCTION pgts._bucket_month(w interval, ts timestamp, origin timestamp) RETURNS timestamp
 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS
 $f$ SELECT CASE WHEN ts = 'infinity' OR ts = '-infinity' THEN ts
-	ELSE timestamp '2000-01-01' + make_interval(months => (pgts._floor_mul(pgts._mon(ts) - pgts._mon(origin), pgts._months(w)) + pgts._mon(origin))::integer) END $f$;
+	ELSE timestamp '2000-01-01' + make_interval(months => (floor((pgts._mon(ts) - pgts._mon(origin))::double precision / pgts._months(w))
+		* pgts._months(w) + pgts._mon(origin))::integer) END $f$;
