@@ -24,9 +24,17 @@ $f$ SELECT CASE
 -- The offset is subtracted and added back in UTC (TimescaleDB does it in
 -- the session's time zone; the two differ only for offsets with days or
 -- months in a session zone with daylight saving time).
+--
+-- Without months (in the width or the offset) an offset is a shift of
+-- the origin, and the shifted origin folds to a constant at plan time:
+-- the expression left is date_bin alone, which postgres_fdw can send to
+-- a shard (AT TIME ZONE, whose zone argument is text, it cannot).
 CREATE OR REPLACE FUNCTION pgts.time_bucket(bucket_width interval, ts timestamptz, "offset" interval) RETURNS timestamptz
 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS
-$f$ SELECT (pgts.time_bucket(bucket_width, (ts AT TIME ZONE 'UTC') - "offset") + "offset") AT TIME ZONE 'UTC' $f$;
+$f$ SELECT CASE
+	WHEN NOT pgts._is_months(bucket_width) AND NOT pgts._is_months("offset") AND bucket_width > interval '0'
+		THEN pgts._bin(bucket_width, ts, (timestamp '2000-01-03' + "offset") AT TIME ZONE 'UTC')
+	ELSE (pgts.time_bucket(bucket_width, (ts AT TIME ZONE 'UTC') - "offset") + "offset") AT TIME ZONE 'UTC' END $f$;
 
 -- Buckets on the wall clock of timezone: ts is converted to local time,
 -- bucketed there and converted back, so a day bucket starts at local
