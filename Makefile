@@ -6,7 +6,7 @@ BIN     := bin/pgts
 VERSION := $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X github.com/pgts/pgts/internal/cli.Version=$(VERSION)
 
-.PHONY: all build deps test-deps demo test fmt-check vet parity bench-render bench-load bench-parse bench-bulk bench-insert bench-partition bench-serve bench-events bench-memory bench-study clean
+.PHONY: all build deps test-deps demo test fmt-check vet parity bench-render bench-load bench-parse bench-bulk bench-insert bench-partition bench-serve bench-events bench-memory bench-study bench-sql clean
 
 all: build
 
@@ -76,6 +76,14 @@ bench-load: deps build
 bench-parse:
 	@mkdir -p bench-results
 	scripts/bench-parse.sh | tee bench-results/parse.md
+
+# bench-sql: the SQL helpers (docs/sql.md) on 10 M conditions rows against
+# issue 28's goals: time_bucket against date_bin, the latest row of 1,000
+# devices, a gap-filled 30-day hourly series (scripts/bench-sql.sh; the
+# table is loaded once and reused; BATCHES and ROUNDS to resize).
+bench-sql: deps build
+	@mkdir -p bench-results
+	BIN=$(BIN) BATCHES=$(BATCHES) ROUNDS=$(or $(ROUNDS),7) scripts/bench-sql.sh | tee bench-results/sql.md
 
 # bench-bulk: pgts load --bulk beside the live path (pgts-binary) and the
 # server's own ceiling (server-copy: binary files the server reads itself)

@@ -19,6 +19,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/pgts/pgts/internal/sqlfn"
 )
 
 // DB is what pgts needs of a connection or a pool.
@@ -220,6 +222,11 @@ var migrations = []string{
 	);
 	CREATE INDEX IF NOT EXISTS bulk_partition_load ON pgts.bulk_partition (load_id);
 	COMMENT ON TABLE pgts.bulk_partition IS 'Partitions of series tables (target, as in pgts.load) that a bulk load made and has not attached yet: their rows are invisible until the load with load_id completes, or pgts loads abandon drops them.';`,
+	// 7 (package sqlfn): the SQL helpers (time_bucket, buckets, locf,
+	// known, interpolate, first, last). Self-contained (CREATE OR
+	// REPLACE, IF NOT EXISTS) so that it applies whatever migrations
+	// precede it and can be renumbered.
+	sqlfn.Install(),
 }
 
 // Version is the catalog version this build of pgts writes.

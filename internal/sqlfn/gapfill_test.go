@@ -1,0 +1,255 @@
+package sqlfn_test
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+)
+
+// TestGapfillDifferential: the documented gap-filling query (every
+// bucket of a range from pgts.buckets, left-joined to the aggregated
+// rows, pgts.locf and pgts.interpolate over it) against a Go
+// computation, on devices whose series have random gaps, buckets whose
+// rows are all NULL, and ranges that start and end inside a bucket.
+func TestGapfillDifferential(t *testing.T) {
+	conn := connect(t)
+	ctx := context.Background()
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, 2))
+
+	for round := range 6 {
+		w := width{us: []int64{60, 900, 3600, 3 * 3600, 86400}[rng.IntN(5)] * usPerSec}
+		start := fromTime(time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)) + rng.Int64N(400*usPerDay)
+		finish := start + w.period()*int64(20+rng.IntN(300)) + rng.Int64N(w.period())
+		const devices = 5
+		// Go: the buckets, and per device the mean of the values in each.
+		var buckets []int64
+		for b := refBucket(w, start, 0, false); b < finish; b += w.period() {
+			buckets = append(buckets, b)
+		}
+		type acc struct {
+			sum  float64
+			n    int
+			rows int
+		}
+		means := make([]map[int64]*acc, devices)
+		var dev []int64
+		var ts []time.Time
+		var vs []*float64
+		for d := range devices {
+			means[d] = map[int64]*acc{}
+			density := rng.Float64()
+			for _, b := range buckets {
+				if rng.Float64() > density {
+					continue // a gap
+				}
+				for range 1 + rng.IntN(3) {
+					x := b + rng.Int64N(w.period())
+					if x < start || x >= finish {
+						continue
+					}
+					a := means[d][b]
+					if a == nil {
+						a = &acc{}
+						means[d][b] = a
+					}
+					a.rows++
+					var v *float64
+					if rng.IntN(6) != 0 {
+						f := float64(rng.IntN(800)) / 4
+						v = &f
+						a.sum += f
+						a.n++
+					}
+					dev, ts, vs = append(dev, int64(d)), append(ts, toTime(x)), append(vs, v)
+				}
+			}
+		}
+		// Rows outside the range must not count.
+		dev, ts, vs = append(dev, 0, 1), append(ts, toTime(start-1), toTime(finish)), append(vs, ptr(1e9), ptr(-1e9))
+		if _, err := conn.Exec(ctx, `DROP TABLE IF EXISTS m; CREATE TABLE m (device int, time timestamptz, v float8)`); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := conn.Exec(ctx, `INSERT INTO m SELECT * FROM unnest($1::int[], $2::timestamptz[], $3::float8[])`, dev, ts, vs); err != nil {
+			t.Fatal(err)
+		}
+		rows, err := conn.Query(ctx, `
+			SELECT d.device, b.bucket, a.avg_v,
+				pgts.locf(a.avg_v) OVER w,
+				pgts.interpolate(a.avg_v, b.bucket,
+					pgts.known(a.avg_v, b.bucket) OVER w,
+					pgts.known(a.avg_v, b.bucket) OVER (PARTITION BY d.device ORDER BY b.bucket DESC))
+			FROM generate_series(0, $4 - 1) AS d(device)
+			CROSS JOIN pgts.buckets($1, $2, $3) AS b(bucket)
+			LEFT JOIN (
+				SELECT device, pgts.time_bucket($1, time) AS bucket, avg(v) AS avg_v
+				FROM m WHERE time >= $2 AND time < $3
+				GROUP BY 1, 2
+			) AS a ON a.device = d.device AND a.bucket = b.bucket
+			WINDOW w AS (PARTITION BY d.device ORDER BY b.bucket)
+			ORDER BY d.device, b.bucket`,
+			fmt.Sprintf("%d microseconds", w.us), toTime(start), toTime(finish), devices)
+		if err != nil {
+			t.Fatal(err)
+		}
+		i, bad := 0, 0
+		fail := func(format string, args ...any) {
+			if bad++; bad <= 10 {
+				t.Errorf("round %d: "+format, append([]any{round}, args...)...)
+			}
+		}
+		for rows.Next() {
+			var d int64
+			var b time.Time
+			var v, locf, interp *float64
+			if err := rows.Scan(&d, &b, &v, &locf, &interp); err != nil {
+				t.Fatal(err)
+			}
+			k := i % len(buckets)
+			if want := int64(i / len(buckets)); d != want || fromTime(b) != buckets[k] {
+				t.Fatalf("round %d: row %d is (%d, %v), want (%d, %v)", round, i, d, b, want, toTime(buckets[k]))
+			}
+			i++
+			// The value, the last known one, the known ones around.
+			val := func(j int) *float64 {
+				a := means[d][buckets[j]]
+				if a == nil || a.n == 0 {
+					return nil
+				}
+				m := a.sum / float64(a.n)
+				return &m
+			}
+			var prev, next = -1, -1
+			for j := k; j >= 0; j-- {
+				if val(j) != nil {
+					prev = j
+					break
+				}
+			}
+			for j := k; j < len(buckets); j++ {
+				if val(j) != nil {
+					next = j
+					break
+				}
+			}
+			wantLocf, wantInterp := (*float64)(nil), val(k)
+			if prev >= 0 {
+				wantLocf = val(prev)
+			}
+			if wantInterp == nil && prev >= 0 && next >= 0 {
+				p, n := *val(prev), *val(next)
+				x := p + (n-p)*float64(buckets[k]-buckets[prev])/float64(buckets[next]-buckets[prev])
+				wantInterp = &x
+			}
+			if !same(v, val(k)) || !same(locf, wantLocf) || !same(interp, wantInterp) {
+				fail("device %d bucket %v: value %s locf %s interpolate %s; want %s %s %s", d, b,
+					showF(v), showF(locf), showF(interp), showF(val(k)), showF(wantLocf), showF(wantInterp))
+			}
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
+		if i != devices*len(buckets) {
+			t.Fatalf("round %d: %d rows, want %d", round, i, devices*len(buckets))
+		}
+	}
+}
+
+// TestBucketsInTimeZone: pgts.buckets with a zone yields the buckets of
+// pgts.time_bucket in that zone of every instant of the range, once each,
+// across daylight saving time changes.
+func TestBucketsInTimeZone(t *testing.T) {
+	conn := connect(t)
+	ctx := context.Background()
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	g := newGen(t, seed)
+	for range 30 {
+		loc := g.locs[g.rng.IntN(len(g.locs))]
+		w := []width{{us: 3600 * usPerSec}, {us: 2 * 3600 * usPerSec}, {us: 1800 * usPerSec}, {days: 1}, {months: 1}}[g.rng.IntN(5)]
+		tr := g.transitions[loc]
+		center := fromTime(time.Date(2010, 1, 1, 0, 0, 0, 0, time.UTC)) + g.rng.Int64N(20*365*usPerDay)
+		if len(tr) > 0 {
+			center = tr[g.rng.IntN(len(tr))]
+		}
+		span := 3 * usPerDay
+		if w.months > 0 {
+			span = 70 * usPerDay
+		}
+		start := center - g.rng.Int64N(span)
+		finish := center + g.rng.Int64N(span)
+		// Instants every 5 minutes, the last one, and both sides of each
+		// transition (a bucket cut short by one, as at St Johns' 00:01
+		// changes, may last a minute).
+		xs, step := []int64{finish - 1}, 5*60*usPerSec
+		if w.months > 0 {
+			step = 3600 * usPerSec // and every transition below
+		}
+		for x := start; x < finish; x += step {
+			xs = append(xs, x)
+		}
+		for _, b := range tr {
+			if b-1 >= start && b < finish {
+				xs = append(xs, b-1, b)
+			}
+		}
+		var want []int64
+		for _, x := range xs {
+			want = append(want, fromLocal(refBucket(w, toLocal(x, loc), 0, false), loc))
+		}
+		slices.Sort(want)
+		want = slices.Compact(want)
+		rows, err := conn.Query(ctx, `SELECT b FROM pgts.buckets(make_interval(months => $1, days => $2) + $3 * interval '1 microsecond', $4, $5, $6) AS b`,
+			w.months, w.days, w.us, toTime(start), toTime(finish), loc.String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []int64
+		for rows.Next() {
+			var b time.Time
+			if err := rows.Scan(&b); err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, fromTime(b))
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("buckets(%v, %v, %v, %s):\n got %v\nwant %v", w, toTime(start), toTime(finish), loc, times(got), times(want))
+		}
+	}
+	var n int
+	if err := conn.QueryRow(ctx, `SELECT count(*) FROM pgts.int_buckets(10, -25, 20) AS b WHERE b IN (-30, -20, -10, 0, 10)`).Scan(&n); err != nil || n != 5 {
+		t.Errorf("int_buckets(10, -25, 20): %d of the 5 buckets -30 .. 10, %v", n, err)
+	}
+}
+
+func times(us []int64) []string {
+	var s []string
+	for _, u := range us {
+		s = append(s, toTime(u).Format("2006-01-02T15:04Z"))
+	}
+	return s
+}
+
+func ptr(f float64) *float64 { return &f }
+
+func same(a, b *float64) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	return math.Abs(*a-*b) <= 1e-9*math.Max(1, math.Abs(*b))
+}
+
+func showF(f *float64) string {
+	if f == nil {
+		return "NULL"
+	}
+	return fmt.Sprint(*f)
+}
