@@ -29,6 +29,7 @@ type loadFlags struct {
 	workers, batchRows               int
 	parsers                          int
 	batchBytes                       string
+	maxRecordBytes                   string
 	text, asyncCommit                bool
 	route                            string
 	loadID                           string
@@ -140,6 +141,8 @@ hash sub-partitions are loaded as usual, with a notice.`,
 	fl.IntVar(&f.parsers, "parsers", 0, "goroutines parsing and encoding input files (default: GOMAXPROCS; 1 reads on one); batches are the same either way")
 	fl.IntVar(&f.batchRows, "batch-size", 10000, "rows per batch (one transaction each)")
 	fl.StringVar(&f.batchBytes, "batch-bytes", "32MB", "encoded bytes per batch, at most")
+	fl.StringVar(&f.maxRecordBytes, "max-record-bytes", "", "longest input record accepted, line end excluded, e.g. 64MB; a longer one is rejected. "+
+		"A record takes about "+maxRecordMemoryFactorText+" its size in memory while it loads (default: 1GB, what COPY accepts, or less on a machine with under "+defaultRecordMemoryText+" of memory: see README)")
 	fl.BoolVar(&f.text, "text", false, "send text COPY instead of binary")
 	fl.BoolVar(&f.asyncCommit, "async-commit", false, "commit batches with the server's synchronous_commit setting (default: on per batch, so a loaded batch survives a server crash)")
 	fl.StringVar(&f.route, "route", "leaf", "series tables: COPY into each leaf partition (leaf) or into the parent (parent)")
@@ -383,6 +386,7 @@ var ErrRejected = errors.New("load completed with rejects")
 
 func readerOptions(f loadFlags) (records.Options, error) {
 	var format records.Format
+	var err error
 	switch strings.ToLower(f.format) {
 	case "csv":
 		format = records.CSV
@@ -408,6 +412,10 @@ func readerOptions(f loadFlags) (records.Options, error) {
 	if f.null != "" {
 		o.Null = f.null
 	}
+	if o.MaxRecordBytes, err = maxRecordBytes(f.maxRecordBytes); err != nil {
+		return o, err
+	}
+	o.MaxRecordName = "--max-record-bytes"
 	if err := o.Validate(); err != nil {
 		return o, usagef("%v", err)
 	}
