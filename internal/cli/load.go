@@ -128,6 +128,13 @@ hash sub-partitions are loaded as usual, with a notice.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if f.generate == "" {
+				for _, name := range genFlagNames {
+					if cmd.Flags().Changed(name) {
+						return usagef("--%s is a generator flag: it applies with --generate KIND only, not to input files or stdin", name)
+					}
+				}
+			}
 			return runLoad(cmd.Context(), a, f, args[0], args[1:])
 		},
 	}

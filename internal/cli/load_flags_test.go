@@ -1,0 +1,29 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestLoadGeneratorFlagsNeedGenerate: a generator flag with file input is
+// a usage error naming it (it used to be ignored silently).
+func TestLoadGeneratorFlagsNeedGenerate(t *testing.T) {
+	env, db := loadTable(t)
+	day := time.Now().UTC().Truncate(24 * time.Hour).Add(-48 * time.Hour)
+	in := filepath.Join(t.TempDir(), "in.tsv")
+	if err := os.WriteFile(in, []byte(textRows(day, 0, 3)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, flag := range [][]string{{"--batches", "5"}, {"--seed", "7"}, {"--devices", "10"}, {"--rows", "5"}, {"--start", "2024-01-01"}, {"--width", "3"}} {
+		_, stderr, code := run(t, env, append([]string{"load", "m", in, "--format", "text"}, flag...)...)
+		if code != 2 || !strings.Contains(stderr, flag[0]) || !strings.Contains(stderr, "--generate") {
+			t.Errorf("load FILE %s: exit %d\n%s", strings.Join(flag, " "), code, stderr)
+		}
+	}
+	if n, _ := countM(t, db); n != 0 {
+		t.Fatalf("%d rows loaded by refused commands", n)
+	}
+}
