@@ -128,6 +128,9 @@ type State struct {
 	// when unknown).
 	DiskFreeBytes int64
 	Uptime        time.Duration
+	// WALLevel is the wal_level of the configuration files ("minimal":
+	// the bulk-load profile); "" when the cluster is not initialised.
+	WALLevel string
 }
 
 // Status inspects the data dir without starting anything.
@@ -138,6 +141,7 @@ func (c *Cluster) Status() (State, error) {
 		return s, nil
 	}
 	s.Initialised = true
+	s.WALLevel = c.WALLevel()
 	s.SizeBytes = dirSize(c.cfg.DataDir)
 	s.WALBytes = dirSize(filepath.Join(c.cfg.DataDir, "pg_wal"))
 	s.DiskFreeBytes, _ = DiskFree(c.cfg.DataDir)
