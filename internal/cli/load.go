@@ -336,7 +336,7 @@ func runLoad(ctx context.Context, a *app, f loadFlags, table string, files []str
 		fmt.Fprintf(a.env.Stderr, "  bulk path: %d partitions attached; index builds %s, attaches %s\n", bt.Partitions,
 			bt.Index.Round(time.Millisecond), bt.Attach.Round(time.Millisecond))
 	}
-	return loadOutcome(a, f, sum, sum.Rejected, runErr)
+	return loadOutcome(a, f, sum, sum.Rejected, a.withServerLog(runErr))
 }
 
 // openInput opens one input of a load: a file (decompressed as its magic

@@ -1,8 +1,12 @@
 package cli
 
 import (
+	"errors"
+	"fmt"
 	"runtime"
+	"strings"
 
+	"github.com/pgts/pgts/internal/copyload"
 	"github.com/pgts/pgts/internal/embedded"
 	"github.com/pgts/pgts/internal/records"
 )
@@ -45,4 +49,22 @@ func defaultMaxRecordBytes() int {
 	}
 	bound := m.MemoryBytes / defaultRecordMemoryShare / maxRecordMemoryFactor
 	return int(max(min(bound, records.MaxMaxRecordBytes), 1<<20))
+}
+
+// withServerLog adds to a load's error, when the server is the embedded
+// cluster, the line of the server's log that says why the server failed
+// (a PANIC on a full disk, a backend killed by a signal): the client only
+// sees its connection go. A FATAL line is added to the server's failures
+// only (a lost connection, a shutdown, a full disk): other sessions'
+// FATALs are no news.
+func (a *app) withServerLog(err error) error {
+	if err == nil || a.embedded == nil {
+		return err
+	}
+	line := a.embedded.LastFailure(a.embeddedLog)
+	var se *copyload.ServerError
+	if line == "" || !errors.As(err, &se) && !strings.Contains(line, "PANIC:") && !strings.Contains(line, "terminated by signal") {
+		return err
+	}
+	return fmt.Errorf("%w\nthe server's log (%s) says: %s", err, a.embedded.LogPath(), line)
 }

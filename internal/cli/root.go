@@ -54,6 +54,10 @@ type app struct {
 	// walMinimal adds embedded.MinimalWAL to the settings of a cluster
 	// created by this process (db start --wal-minimal).
 	walMinimal bool
+	// embedded is the embedded cluster when the command uses it, and
+	// embeddedLog its server log's size when the command connected.
+	embedded    *embedded.Cluster
+	embeddedLog int64
 }
 
 // NewRoot builds the command tree.
@@ -196,6 +200,7 @@ func (a *app) connString(ctx context.Context) (string, error) {
 		if err != nil {
 			return "", err
 		}
+		a.embedded, a.embeddedLog = c, c.LogOffset()
 		verb := "started"
 		if info.Reused {
 			verb = "reusing"
