@@ -436,9 +436,9 @@ func mapColumns(t *copyload.Target, f loadFlags, inputs []copyload.Input) ([]int
 	switch {
 	case f.columns != "":
 		for _, c := range strings.Split(f.columns, ",") {
-			_, n, err := pg.SplitQualified(strings.TrimSpace(c))
+			n, err := pg.ColumnName(strings.TrimSpace(c))
 			if err != nil {
-				return nil, usagef("--columns: %v", err)
+				return nil, usagef("--columns %q: %v", f.columns, err)
 			}
 			names = append(names, n)
 		}

@@ -27,3 +27,31 @@ func TestLoadGeneratorFlagsNeedGenerate(t *testing.T) {
 		t.Fatalf("%d rows loaded by refused commands", n)
 	}
 }
+
+// TestLoadColumnsErrorsNameColumns: a bad --columns value is called a
+// column name (it used to be a "table name"), an empty entry is named,
+// and a qualified name is refused, not cut to its last part.
+func TestLoadColumnsErrorsNameColumns(t *testing.T) {
+	env, _ := loadTable(t)
+	in := filepath.Join(t.TempDir(), "in.tsv")
+	if err := os.WriteFile(in, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for cols, want := range map[string]string{
+		"time,,v":          `--columns "time,,v": column name is empty`,
+		`time,"device,v`:   `column name "\"device" has an unterminated quote`,
+		"time,m.device,v":  `column name "m.device" has 2 parts`,
+		"time, device ,v ": "", // spaces around names are fine
+	} {
+		_, stderr, code := run(t, env, "load", "m", in, "--format", "text", "--columns", cols)
+		if want == "" {
+			if code != 0 {
+				t.Errorf("--columns %q: exit %d\n%s", cols, code, stderr)
+			}
+			continue
+		}
+		if code != 2 || !strings.Contains(stderr, want) || strings.Contains(stderr, "table name") {
+			t.Errorf("--columns %q: exit %d, want 2 and %q\n%s", cols, code, want, stderr)
+		}
+	}
+}
