@@ -487,8 +487,9 @@ func printLoadSummary(a *app, t *copyload.Target, cfg copyload.Config, s copyloa
 	fmt.Fprintf(a.env.Stderr, "%s %s %s into %s in %s (%s rows/s)\n", state, commas(s.Loaded), plural(s.Loaded, "row", "rows"), t, s.Elapsed.Round(time.Millisecond), commas(int64(s.RowsPerSec)))
 	fmt.Fprintf(a.env.Stderr, "  read %s = loaded %s + rejected %s + already loaded %s + not loaded %s\n",
 		commas(s.Read), commas(s.Loaded), commas(s.Rejected), commas(s.Skipped), commas(s.NotLoaded))
-	fmt.Fprintf(a.env.Stderr, "  %s COPY, route %s, %d workers, %s batches (%s skipped), %d partitions written (%d created), %s sent, %d retries, %d batches split\n",
-		s.Format, s.Route, cfg.Workers, commas(s.Batches), commas(s.SkippedB), s.Partitions, s.Created, humanBytes(s.Bytes), s.Retries, s.Splits)
+	fmt.Fprintf(a.env.Stderr, "  %s COPY, route %s, %s, %s (%s skipped), %s written (%d created), %s sent, %s, %s split\n",
+		s.Format, s.Route, count(int64(cfg.Workers), "worker", "workers"), count(s.Batches, "batch", "batches"), commas(s.SkippedB),
+		count(s.Partitions, "partition", "partitions"), s.Created, humanBytes(s.Bytes), count(s.Retries, "retry", "retries"), count(s.Splits, "batch", "batches"))
 }
 
 func commas(n int64) string {
@@ -607,6 +608,11 @@ func (s *rejectSinks) Close() {
 	for _, c := range s.closer {
 		c.Close()
 	}
+}
+
+// count writes n and the noun's form for it: "1 partition", "2,000 rows".
+func count[N int | int64](n N, one, many string) string {
+	return commas(int64(n)) + " " + plural(int64(n), one, many)
 }
 
 func plural(n int64, one, many string) string {

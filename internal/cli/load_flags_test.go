@@ -55,3 +55,17 @@ func TestLoadColumnsErrorsNameColumns(t *testing.T) {
 		}
 	}
 }
+
+// TestLoadSummarySingular: one of a thing is not "1 partitions".
+func TestLoadSummarySingular(t *testing.T) {
+	env, _ := loadTable(t)
+	day := time.Now().UTC().Truncate(24 * time.Hour).Add(-48 * time.Hour)
+	in := filepath.Join(t.TempDir(), "in.tsv")
+	if err := os.WriteFile(in, []byte(textRows(day, 0, 3)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, code := run(t, env, "load", "m", in, "--format", "text", "--workers", "1")
+	if code != 0 || !strings.Contains(stderr, "1 worker, 1 batch (0 skipped), 1 partition written (1 created)") {
+		t.Fatalf("load: exit %d\n%s", code, stderr)
+	}
+}
