@@ -32,7 +32,8 @@ type Env struct {
 	Stdout io.Writer
 	Stderr io.Writer
 	Getenv func(string) string
-	// IsTerminal reports whether stderr is a terminal (progress bars).
+	// IsTerminal reports whether stderr is a terminal with a size
+	// (progress bars).
 	IsTerminal func() bool
 }
 
