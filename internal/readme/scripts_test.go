@@ -132,3 +132,28 @@ func TestInstallDepsWaitsForTheLock(t *testing.T) {
 		}
 	}
 }
+
+// TestDemoSaysClusterRuns: `make demo` leaves the embedded cluster running
+// for the user to query, and says so, with how to stop or remove it (it
+// used to end silently with the server up).
+func TestDemoSaysClusterRuns(t *testing.T) {
+	dir := t.TempDir()
+	calls := filepath.Join(dir, "calls")
+	fake := "#!/bin/sh\necho \"pgts $*\" >> " + calls + "\n" +
+		"if [ \"$1 $2\" = 'db url' ]; then echo 'postgresql://postgres@/postgres?host=%2Ftmp%2Fpgts-x&port=5'; fi\n"
+	pgts := filepath.Join(dir, "pgts")
+	if err := os.WriteFile(pgts, []byte(fake), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("/bin/bash", filepath.Join(repoRoot(t), "scripts", "demo.sh"), pgts)
+	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + t.TempDir()}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("demo.sh: %v\n%s", err, out)
+	}
+	for _, want := range []string{"still running", pgts + " db stop", pgts + " db psql", "postgresql://postgres@/postgres"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("demo.sh's output does not say %q:\n%s", want, out)
+		}
+	}
+}
