@@ -14,3 +14,8 @@ start=$(date -u -d '1 day ago' +%Y-%m-%dT%H:00:00Z)
 "$pgts" load conditions --generate conditions --batches 1000 --start "$start"
 "$pgts" db psql -q -c 'ANALYZE conditions'
 "$pgts" table show conditions
+# The cluster stays up for the user to explore the table: say so.
+echo
+echo "The embedded cluster is still running, at $("$pgts" db url)"
+echo "  query it:  $pgts db psql -c 'SELECT count(*) FROM conditions'"
+echo "  stop it:   $pgts db stop       (remove it and its data: $pgts db destroy)"

@@ -17,16 +17,40 @@ have_postgres() {
 	command -v initdb >/dev/null 2>&1
 }
 
+# Another apt or dpkg (unattended-upgrades, a second terminal) may hold
+# the package lock: apt then waits for it, up to lock_wait seconds, saying
+# so, and fails after that with apt's own message. PGTS_APT_LOCK_POLL is
+# the pause between tries (tests set 0; the wait is then a number of tries).
+lock_wait=${PGTS_APT_LOCK_WAIT:-600}
+lock_poll=${PGTS_APT_LOCK_POLL:-5}
+
 # quiet runs a command with its output kept aside, and shows that output
-# when the command fails.
+# when the command fails; an apt command that fails because another holds
+# the lock is tried again (bounded).
 quiet() {
-	local log
+	local log waited=0 said=
 	log=$(mktemp)
-	if ! "$@" >"$log" 2>&1; then
+	while ! "$@" >"$log" 2>&1; do
+		if grep -qiE 'could not get lock|unable to acquire the dpkg frontend lock|is another process using it' "$log" &&
+			[ "$waited" -lt "$lock_wait" ]; then
+			if [ -z "$said" ]; then
+				echo "another apt or dpkg holds the package lock ($(grep -m1 -iE 'lock' "$log")); waiting for it, up to ${lock_wait}s" >&2
+				said=1
+			fi
+			sleep "$lock_poll"
+			waited=$((waited + (lock_poll > 0 ? lock_poll : 1)))
+			continue
+		fi
 		echo "failed: $*" >&2
+		if [ -n "$said" ]; then
+			echo "(the package lock was still held after ${lock_wait}s: wait for the other apt or dpkg to finish, then run this again)" >&2
+		fi
 		cat "$log" >&2
 		rm -f "$log"
 		return 1
+	done
+	if [ -n "$said" ]; then
+		echo "the package lock is free; $1 ran" >&2
 	fi
 	rm -f "$log"
 }

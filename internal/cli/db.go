@@ -55,7 +55,7 @@ port is replaced by a free one.`,
 			if err != nil {
 				return err
 			}
-			if _, err := os.Stat(filepath.Join(c.DataDir(), "PG_VERSION")); walMinimal && err == nil {
+			if _, err := os.Stat(filepath.Join(c.DataDir(), "PG_VERSION")); walMinimal && err == nil && c.WALLevel() != "minimal" {
 				a.log.Warn("--wal-minimal applies when a cluster is created; this one exists: set wal_level = minimal, max_wal_senders = 0 and archive_mode = off in its pgts.conf and restart it",
 					"conf", filepath.Join(c.DataDir(), "pgts.conf"))
 			}
@@ -128,6 +128,7 @@ type clusterJSON struct {
 	WALBytes    int64   `json:"wal_bytes,omitempty"`
 	DiskFree    int64   `json:"disk_free_bytes,omitempty"`
 	UptimeSec   float64 `json:"uptime_seconds,omitempty"`
+	WALLevel    string  `json:"wal_level,omitempty"`
 	URL         string  `json:"url,omitempty"`
 }
 
@@ -136,7 +137,7 @@ func infoJSON(info embedded.Info, st *embedded.State) clusterJSON {
 		SocketDir: info.SocketDir, PID: info.PID, URL: info.ConnString("postgres")}
 	if st != nil {
 		j.Running, j.Initialised, j.Stale, j.SizeBytes, j.UptimeSec = st.Running, st.Initialised, st.Stale, st.SizeBytes, st.Uptime.Seconds()
-		j.WALBytes, j.DiskFree = st.WALBytes, st.DiskFreeBytes
+		j.WALBytes, j.DiskFree, j.WALLevel = st.WALBytes, st.DiskFreeBytes, st.WALLevel
 		if !st.Running {
 			j.PID, j.URL = 0, ""
 		}
@@ -148,7 +149,7 @@ func newDBStatusCmd(a *app) *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:     "status",
-		Short:   "Show the embedded cluster's version, data dir, port, socket, size, WAL, free disk and uptime",
+		Short:   "Show the embedded cluster's version, data dir, port, socket, size, WAL and its level, free disk and uptime",
 		Example: "  pgts db status\n  pgts db status --json",
 		Args:    exactArgs(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -178,6 +179,11 @@ func newDBStatusCmd(a *app) *cobra.Command {
 			fmt.Fprintf(w, "data dir:  %s\n", c.DataDir())
 			if st.Initialised {
 				fmt.Fprintf(w, "size:      %s (WAL %s)\n", humanBytes(st.SizeBytes), humanBytes(st.WALBytes))
+				profile := "(replication and point-in-time recovery possible)"
+				if st.WALLevel == "minimal" {
+					profile = "(bulk-load profile: no WAL for partitions pgts load --bulk fills in one transaction; no replication, no point-in-time recovery)"
+				}
+				fmt.Fprintf(w, "wal level: %s %s\n", st.WALLevel, profile)
 			}
 			if st.DiskFreeBytes > 0 {
 				fmt.Fprintf(w, "disk free: %s\n", humanBytes(st.DiskFreeBytes))

@@ -21,6 +21,9 @@ type genFlags struct {
 	start   string
 }
 
+// genFlagNames are the flags register defines.
+var genFlagNames = []string{"seed", "rows", "batches", "width", "devices", "start"}
+
 func (g *genFlags) register(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.Uint64Var(&g.seed, "seed", 1, "generator seed (same seed, same rows)")

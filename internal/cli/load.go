@@ -29,6 +29,7 @@ type loadFlags struct {
 	workers, batchRows               int
 	parsers                          int
 	batchBytes                       string
+	maxRecordBytes                   string
 	text, asyncCommit                bool
 	route                            string
 	loadID                           string
@@ -142,6 +143,13 @@ hash sub-partitions are loaded as usual, with a notice.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if f.generate == "" {
+				for _, name := range genFlagNames {
+					if cmd.Flags().Changed(name) {
+						return usagef("--%s is a generator flag: it applies with --generate KIND only, not to input files or stdin", name)
+					}
+				}
+			}
 			return runLoad(cmd.Context(), a, f, args[0], args[1:])
 		},
 	}
@@ -155,6 +163,8 @@ hash sub-partitions are loaded as usual, with a notice.`,
 	fl.IntVar(&f.parsers, "parsers", 0, "goroutines parsing and encoding input files (default: GOMAXPROCS; 1 reads on one); batches are the same either way")
 	fl.IntVar(&f.batchRows, "batch-size", 10000, "rows per batch (one transaction each)")
 	fl.StringVar(&f.batchBytes, "batch-bytes", "32MB", "encoded bytes per batch, at most")
+	fl.StringVar(&f.maxRecordBytes, "max-record-bytes", "", "longest input record accepted, line end excluded, e.g. 64MB; a longer one is rejected. "+
+		"A record takes about "+maxRecordMemoryFactorText+" its size in memory while it loads (default: 1GB, what COPY accepts, or less on a machine with under "+defaultRecordMemoryText+" of memory: see README)")
 	fl.BoolVar(&f.text, "text", false, "send text COPY instead of binary")
 	fl.BoolVar(&f.asyncCommit, "async-commit", false, "commit batches with the server's synchronous_commit setting (default: on per batch, so a loaded batch survives a server crash)")
 	fl.StringVar(&f.route, "route", "leaf", "series tables: COPY into each leaf partition (leaf) or into the parent (parent)")
@@ -364,7 +374,7 @@ func runLoad(ctx context.Context, a *app, f loadFlags, table string, files []str
 			commas(rows), plural(rows, "row", "rows"), n, plural(n, "partition", "partitions"), strings.Join(names, ", "))
 		fmt.Fprintf(a.env.Stderr, "  to finish: rerun this command with --load-id %s; to give up instead: pgts loads abandon %s\n", f.loadID, f.loadID)
 	}
-	return loadOutcome(a, f, sum, sum.Rejected, runErr)
+	return loadOutcome(a, f, sum, sum.Rejected, a.withServerLog(runErr))
 }
 
 // openInput opens one input of a load: a file (decompressed as its magic
@@ -424,6 +434,7 @@ var ErrRejected = errors.New("load completed with rejects")
 
 func readerOptions(f loadFlags) (records.Options, error) {
 	var format records.Format
+	var err error
 	switch strings.ToLower(f.format) {
 	case "csv":
 		format = records.CSV
@@ -449,6 +460,10 @@ func readerOptions(f loadFlags) (records.Options, error) {
 	if f.null != "" {
 		o.Null = f.null
 	}
+	if o.MaxRecordBytes, err = maxRecordBytes(f.maxRecordBytes); err != nil {
+		return o, err
+	}
+	o.MaxRecordName = "--max-record-bytes"
 	if err := o.Validate(); err != nil {
 		return o, usagef("%v", err)
 	}
@@ -462,9 +477,9 @@ func mapColumns(t *copyload.Target, f loadFlags, inputs []copyload.Input) ([]int
 	switch {
 	case f.columns != "":
 		for _, c := range strings.Split(f.columns, ",") {
-			_, n, err := pg.SplitQualified(strings.TrimSpace(c))
+			n, err := pg.ColumnName(strings.TrimSpace(c))
 			if err != nil {
-				return nil, usagef("--columns: %v", err)
+				return nil, usagef("--columns %q: %v", f.columns, err)
 			}
 			names = append(names, n)
 		}
@@ -517,8 +532,9 @@ func printLoadSummary(a *app, t *copyload.Target, cfg copyload.Config, s copyloa
 		fmt.Fprintf(a.env.Stderr, "  on conflict %s: loaded %s = inserted %s + updated %s + stored rows kept %s\n",
 			cfg.OnConflict, commas(s.Loaded), commas(s.Inserted), commas(s.Updated), commas(s.Kept))
 	}
-	fmt.Fprintf(a.env.Stderr, "  %s COPY, route %s, %d workers, %s batches (%s skipped), %d partitions written (%d created), %s sent, %d retries, %d batches split\n",
-		s.Format, s.Route, cfg.Workers, commas(s.Batches), commas(s.SkippedB), s.Partitions, s.Created, humanBytes(s.Bytes), s.Retries, s.Splits)
+	fmt.Fprintf(a.env.Stderr, "  %s COPY, route %s, %s, %s (%s skipped), %s written (%d created), %s sent, %s, %s split\n",
+		s.Format, s.Route, count(int64(cfg.Workers), "worker", "workers"), count(s.Batches, "batch", "batches"), commas(s.SkippedB),
+		count(s.Partitions, "partition", "partitions"), s.Created, humanBytes(s.Bytes), count(s.Retries, "retry", "retries"), count(s.Splits, "batch", "batches"))
 }
 
 func commas(n int64) string {
@@ -637,6 +653,11 @@ func (s *rejectSinks) Close() {
 	for _, c := range s.closer {
 		c.Close()
 	}
+}
+
+// count writes n and the noun's form for it: "1 partition", "2,000 rows".
+func count[N int | int64](n N, one, many string) string {
+	return commas(int64(n)) + " " + plural(int64(n), one, many)
 }
 
 func plural(n int64, one, many string) string {

@@ -120,6 +120,8 @@ func printShardedSummary(a *app, st *shard.Table, cfg copyload.Config, s shard.L
 	for i, n := range names {
 		per[i] = n + " " + commas(s.RowsByShard[n])
 	}
-	fmt.Fprintf(a.env.Stderr, "  %s COPY straight into %d partitions on %d shards (%s), %d workers each, %s batches (%s skipped), %d time partitions written (%d created), %s sent, %d retries\n",
-		s.Format, st.Partitions, len(names), strings.Join(per, ", "), cfg.Workers, commas(s.Batches), commas(s.SkippedB), s.Partitions, s.Created, humanBytes(s.Bytes), s.Retries)
+	fmt.Fprintf(a.env.Stderr, "  %s COPY straight into %s on %s (%s), %s each, %s (%s skipped), %s written (%d created), %s sent, %s\n",
+		s.Format, count(st.Partitions, "partition", "partitions"), count(len(names), "shard", "shards"), strings.Join(per, ", "),
+		count(cfg.Workers, "worker", "workers"), count(s.Batches, "batch", "batches"), commas(s.SkippedB),
+		count(s.Partitions, "time partition", "time partitions"), s.Created, humanBytes(s.Bytes), count(s.Retries, "retry", "retries"))
 }

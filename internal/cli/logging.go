@@ -67,4 +67,16 @@ func (h *logHandler) WithAttrs(as []slog.Attr) slog.Handler {
 
 func (h *logHandler) WithGroup(string) slog.Handler { return h }
 
-func stderrIsTerminal() bool { return term.IsTerminal(int(os.Stderr.Fd())) }
+func stderrIsTerminal() bool { return barTerminal(int(os.Stderr.Fd())) }
+
+// barTerminal reports whether fd is a terminal a progress bar can be drawn
+// on: one with a width. A pseudo-terminal without a size (some CI runners,
+// script(1)) gets the periodic progress lines instead: the bar drew
+// nothing there.
+func barTerminal(fd int) bool {
+	if !term.IsTerminal(fd) {
+		return false
+	}
+	w, _, err := term.GetSize(fd)
+	return err == nil && w > 0
+}

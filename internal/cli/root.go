@@ -32,7 +32,8 @@ type Env struct {
 	Stdout io.Writer
 	Stderr io.Writer
 	Getenv func(string) string
-	// IsTerminal reports whether stderr is a terminal (progress bars).
+	// IsTerminal reports whether stderr is a terminal with a size
+	// (progress bars).
 	IsTerminal func() bool
 }
 
@@ -54,6 +55,10 @@ type app struct {
 	// walMinimal adds embedded.MinimalWAL to the settings of a cluster
 	// created by this process (db start --wal-minimal).
 	walMinimal bool
+	// embedded is the embedded cluster when the command uses it, and
+	// embeddedLog its server log's size when the command connected.
+	embedded    *embedded.Cluster
+	embeddedLog int64
 }
 
 // NewRoot builds the command tree.
@@ -196,6 +201,7 @@ func (a *app) connString(ctx context.Context) (string, error) {
 		if err != nil {
 			return "", err
 		}
+		a.embedded, a.embeddedLog = c, c.LogOffset()
 		verb := "started"
 		if info.Reused {
 			verb = "reusing"

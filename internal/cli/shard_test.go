@@ -91,7 +91,7 @@ func TestShardCommands(t *testing.T) {
 		t.Fatal(err)
 	}
 	out, errOut, code = run(t, nil, "table", "list", "--db", coord)
-	if code != 0 || !strings.Contains(out, "SHARDED TABLE") || !regexp.MustCompile(`public\.cond\s+device\s+time\s+01:00:00\s+-\s+a 0-2, b 3\s+ready`).MatchString(out) {
+	if code != 0 || !strings.Contains(out, "SHARDED TABLE") || !regexp.MustCompile(`public\.cond\s+device\s+time\s+1 hour\s+-\s+a 0-2, b 3\s+ready`).MatchString(out) {
 		t.Fatalf("table list: %d (placement %s)\n%s%s", code, place, out, errOut)
 	}
 	out, errOut, code = run(t, nil, "table", "show", "cond", "--db", coord)

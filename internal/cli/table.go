@@ -176,7 +176,7 @@ partition covers exactly one --interval as pgts aligns it.`,
 			if err != nil {
 				return err
 			}
-			a.log.Info("created series table", "table", t.String(), "interval", t.Interval.String(), "partitions", len(parts))
+			a.log.Info("created series table", "table", t.String(), "interval", t.Interval.Human(), "partitions", len(parts))
 			return nil
 		},
 	}
@@ -369,11 +369,11 @@ func staleText(e partition.StaleEntry) string {
 
 func describeTable(t *partition.Table, parts []partition.Partition, now time.Time, withParts bool) tableJSON {
 	lo, hi := t.Window(now)
-	j := tableJSON{Table: t.String(), TimeColumn: t.TimeColumn, TimeType: t.TimeType.String(), Interval: t.Interval.String(),
+	j := tableJSON{Table: t.String(), TimeColumn: t.TimeColumn, TimeType: t.TimeType.String(), Interval: t.Interval.Human(),
 		HashColumn: t.HashColumn, HashPartitions: t.HashPartitions, Premake: t.Premake,
 		AcceptFrom: "unlimited", AcceptUntil: partition.FormatMicros(hi), PartitionCount: len(parts)}
 	if t.Retention != nil {
-		j.Retention = t.Retention.String()
+		j.Retention = t.Retention.Human()
 	}
 	if lo > partition.MinMicros {
 		j.AcceptFrom = partition.FormatMicros(lo)

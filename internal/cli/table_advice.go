@@ -27,17 +27,27 @@ const (
 	advicePageBytes = 8192
 )
 
-// adviceLengths are the partition lengths advice chooses from, longest
-// first.
-var adviceLengths = []struct {
+// adviceLength is a partition length advice may name.
+type adviceLength struct {
 	d    time.Duration
 	text string
-}{{7 * 24 * time.Hour, "1 week"}, {24 * time.Hour, "1 day"}, {12 * time.Hour, "12 hours"}, {6 * time.Hour, "6 hours"},
+}
+
+// adviceLengths are the partition lengths advice chooses from, longest
+// first.
+var adviceLengths = []adviceLength{{7 * 24 * time.Hour, "1 week"}, {24 * time.Hour, "1 day"}, {12 * time.Hour, "12 hours"}, {6 * time.Hour, "6 hours"},
 	{3 * time.Hour, "3 hours"}, {2 * time.Hour, "2 hours"}, {time.Hour, "1 hour"}}
+
+// shortLengths are proposed, never chosen, when even 1 hour outgrows the
+// cache: they make many partitions a day, a choice for the user.
+var shortLengths = []adviceLength{{30 * time.Minute, "30 minutes"}, {15 * time.Minute, "15 minutes"},
+	{10 * time.Minute, "10 minutes"}, {5 * time.Minute, "5 minutes"}, {time.Minute, "1 minute"}}
 
 // partitionAdvice returns the longest partition length (as a PostgreSQL
 // interval, "" when memory sets no limit) whose indexes led by another
-// column than time stay within the cache budget, and why. rowsPerSec is
+// column than time stay within the cache budget, and why; warn when even
+// 1 hour outgrows the budget (the reason then proposes a shorter length
+// that fits, when one does). rowsPerSec is
 // the expected rows per second of data time, devices the distinct values
 // of those indexes' leading column (0: unknown, every row its own),
 // budget the cache in bytes (the server's shared_buffers), nonTime the
@@ -45,25 +55,32 @@ var adviceLengths = []struct {
 // the budget any length fits (each device's newest leaf page stays
 // cached); else the partition's entries of those indexes, rows/s × length
 // × 40 B × nonTime, must fit the budget.
-func partitionAdvice(rowsPerSec float64, devices int64, budget int64, nonTime int) (interval, why string) {
+func partitionAdvice(rowsPerSec float64, devices int64, budget int64, nonTime int) (interval, why string, warn bool) {
 	if nonTime == 0 || rowsPerSec <= 0 {
-		return "", "no index led by another column than time: any partition length loads at a flat rate"
+		return "", "no index led by another column than time: any partition length loads at a flat rate", false
 	}
 	hot := float64(devices) * advicePageBytes * float64(nonTime)
 	if devices > 0 && hot <= float64(budget) {
 		return "", fmt.Sprintf("%d devices × 8 kB × %d index(es) = %s fit the %s cache: any partition length loads at a flat rate",
-			devices, nonTime, mib(hot), mib(float64(budget)))
+			devices, nonTime, mib(hot), mib(float64(budget))), false
 	}
 	maxLen := time.Duration(float64(budget) / (rowsPerSec * adviceEntryBytes * float64(nonTime)) * float64(time.Second))
 	for _, l := range adviceLengths {
 		if l.d <= maxLen {
 			return l.text, fmt.Sprintf("one partition's %d index(es) led by another column than time take %.0f rows/s × %s × %d B = %s, within the %s cache",
-				nonTime, rowsPerSec, l.text, adviceEntryBytes*nonTime, mib(rowsPerSec*l.d.Seconds()*adviceEntryBytes*float64(nonTime)), mib(float64(budget)))
+				nonTime, rowsPerSec, l.text, adviceEntryBytes*nonTime, mib(rowsPerSec*l.d.Seconds()*adviceEntryBytes*float64(nonTime)), mib(float64(budget))), false
 		}
 	}
 	last := adviceLengths[len(adviceLengths)-1]
-	return last.text, fmt.Sprintf("even 1 hour's %s of index entries outgrow the %s cache (%.0f rows/s): expect loading to slow down; give the server more memory or drop an index",
+	why = fmt.Sprintf("even 1 hour's %s of index entries outgrow the %s cache (%.0f rows/s): expect loading to slow down",
 		mib(rowsPerSec*last.d.Seconds()*adviceEntryBytes*float64(nonTime)), mib(float64(budget)), rowsPerSec)
+	for _, l := range shortLengths {
+		if l.d <= maxLen {
+			return last.text, why + fmt.Sprintf("; --interval '%s' fits (%s of index entries, %d partitions a day), or give the server more memory or drop an index",
+				l.text, mib(rowsPerSec*l.d.Seconds()*adviceEntryBytes*float64(nonTime)), int(24*time.Hour/l.d)), true
+		}
+	}
+	return last.text, why + "; even 1 minute outgrows it: give the server more memory or drop an index", true
 }
 
 func mib(b float64) string { return fmt.Sprintf("%.0f MiB", b/(1<<20)) }
@@ -128,8 +145,14 @@ func (e *adviceFlags) apply(ctx context.Context, a *app, pool *pgxpool.Pool, int
 	} else if err := pool.QueryRow(ctx, "SELECT pg_size_bytes(current_setting('shared_buffers'))").Scan(&budget); err != nil {
 		return "", fmt.Errorf("reading shared_buffers: %w", err)
 	}
-	advice, why := partitionAdvice(e.rowsPerSec, e.devices, budget, nonTimeIndexes(indexOn, timeCol))
+	advice, why, warn := partitionAdvice(e.rowsPerSec, e.devices, budget, nonTimeIndexes(indexOn, timeCol))
 	switch {
+	case warn && !given:
+		a.log.Warn("partition length: "+why, "interval", advice)
+		return advice, nil
+	case warn:
+		a.log.Warn("partition length: "+why, "interval", interval)
+		return interval, nil
 	case advice == "":
 		a.log.Info("partition length: "+why, "interval", interval)
 		return interval, nil

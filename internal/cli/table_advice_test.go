@@ -18,20 +18,24 @@ func TestPartitionAdvice(t *testing.T) {
 		nonTime  int
 		interval string
 		why      string
+		warn     bool
 	}{
 		// The memory benchmark's two cases: 10,000 rows a minute of
 		// data, a 128 MB server (budget a quarter: 32 MB).
-		{"100,000 devices", 10000.0 / 60, 100000, 32 * mb, 1, "1 hour", "within"},
-		{"1,000 devices", 10000.0 / 60, 1000, 32 * mb, 1, "", "fit"},
-		{"no device index", 5000, 0, 1 << 30, 0, "", "no index"},
-		{"unknown devices", 1000, 0, 1 << 30, 1, "6 hours", "within"},
-		{"two indexes", 1000, 0, 1 << 30, 2, "3 hours", "within"},
-		{"too fast", 1e6, 0, 64 * mb, 1, "1 hour", "outgrow"},
-		{"slow", 10, 1e6, 6 << 30, 1, "1 week", "within"},
+		{"100,000 devices", 10000.0 / 60, 100000, 32 * mb, 1, "1 hour", "within", false},
+		{"1,000 devices", 10000.0 / 60, 1000, 32 * mb, 1, "", "fit", false},
+		{"no device index", 5000, 0, 1 << 30, 0, "", "no index", false},
+		{"unknown devices", 1000, 0, 1 << 30, 1, "6 hours", "within", false},
+		{"two indexes", 1000, 0, 1 << 30, 2, "3 hours", "within", false},
+		{"too fast", 1e6, 0, 64 * mb, 1, "1 hour", "more memory", true},
+		// 20,000 rows/s: 1 hour takes 2.7 GiB of a 1 GiB cache, 15
+		// minutes 687 MiB.
+		{"1 hour too long", 2e4, 0, 1 << 30, 1, "1 hour", "--interval '15 minutes' fits", true},
+		{"slow", 10, 1e6, 6 << 30, 1, "1 week", "within", false},
 	} {
-		iv, why := partitionAdvice(c.rps, c.devices, c.budget, c.nonTime)
-		if iv != c.interval || !strings.Contains(why, c.why) {
-			t.Errorf("%s: %q, %q; want %q and a reason saying %q", c.name, iv, why, c.interval, c.why)
+		iv, why, warn := partitionAdvice(c.rps, c.devices, c.budget, c.nonTime)
+		if iv != c.interval || !strings.Contains(why, c.why) || warn != c.warn {
+			t.Errorf("%s: %q, %q, warn %v; want %q, a reason saying %q, warn %v", c.name, iv, why, warn, c.interval, c.why, c.warn)
 		}
 	}
 }
@@ -80,6 +84,12 @@ func TestTableCreateAdvice(t *testing.T) {
 	stderr = create("few", "--interval", "1 day", "--expect-rows-per-second", "167", "--expect-devices", "1000", "--server-memory", "128MB")
 	if iv := interval("few"); iv != "1 day" || !strings.Contains(stderr, "flat rate") {
 		t.Errorf("1,000 devices: interval %s, log %s", iv, stderr)
+	}
+	// Even 1 hour outgrows the cache: a warning proposing a shorter
+	// length that fits (it used to be an INFO line proposing none).
+	stderr = create("fast", "--expect-rows-per-second", "20000", "--server-memory", "4GB")
+	if !strings.Contains(stderr, "WARN") || !strings.Contains(stderr, "--interval '15 minutes' fits") {
+		t.Errorf("1 hour outgrows the cache: log %s", stderr)
 	}
 	if _, stderr, code := run(t, env, "table", "create", "bad", "--columns", "time timestamptz not null", "--expect-devices", "5"); code != 2 {
 		t.Errorf("--expect-devices alone: exit %d %s", code, stderr)

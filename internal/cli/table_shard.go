@@ -27,7 +27,7 @@ func createShardedTable(ctx context.Context, a *app, pool *pgxpool.Pool, spec pa
 		return err
 	}
 	a.log.Info("created sharded series table", "table", t.String(), "shard_by", t.ShardColumn, "partitions", t.Partitions,
-		"interval", t.Spec.Interval.String(), "buckets_function", shard.BucketsFunction(t.Name))
+		"interval", t.Spec.Interval.Human(), "buckets_function", shard.BucketsFunction(t.Name))
 	return nil
 }
 

@@ -22,9 +22,9 @@ type shardedJSON struct {
 
 // describeSharded is the listing of a sharded table t.
 func describeSharded(t *shard.Table) tableJSON {
-	j := tableJSON{Table: t.String(), TimeColumn: t.Spec.TimeColumn, Interval: t.Spec.Interval.String(), Premake: t.Spec.Premake}
+	j := tableJSON{Table: t.String(), TimeColumn: t.Spec.TimeColumn, Interval: t.Spec.Interval.Human(), Premake: t.Spec.Premake}
 	if t.Spec.Retention != nil {
-		j.Retention = t.Spec.Retention.String()
+		j.Retention = t.Spec.Retention.Human()
 	}
 	s := &shardedJSON{ShardBy: t.ShardColumn, Partitions: t.Partitions, Placement: map[string][]int{}, State: "ready"}
 	switch {

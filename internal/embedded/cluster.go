@@ -197,6 +197,9 @@ func (c *Cluster) Start(ctx context.Context) (Info, error) {
 		if err := c.writeRuntimeConf(port, sock); err != nil {
 			return Info{}, err
 		}
+		if err := c.clearStaleSocketLocks(); err != nil {
+			return Info{}, err
+		}
 		stopWatch := func() {}
 		if crashed {
 			stopWatch = c.watchRecovery(c.logSize())

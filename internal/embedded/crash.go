@@ -39,6 +39,31 @@ func (c *Cluster) clearDeadServer(ctx context.Context) (bool, error) {
 	return true, nil
 }
 
+// clearStaleSocketLocks removes the socket lock files that name no live
+// PostgreSQL server: PostgreSQL refuses one naming any live process of its
+// user (or a zombie), such as the killed postmaster before it is reaped or
+// a program that got its PID since. The socket dir is this data dir's
+// own, and the caller holds c.lock and has found no server running.
+func (c *Cluster) clearStaleSocketLocks() error {
+	locks, _ := filepath.Glob(filepath.Join(c.SocketDir(), ".s.PGSQL.*.lock"))
+	for _, f := range locks {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		first, _, _ := strings.Cut(string(b), "\n")
+		pid, err := strconv.Atoi(strings.TrimSpace(first))
+		if err != nil || alivePostgres(pid) {
+			continue
+		}
+		c.log.Info("removing the socket lock file of a server that no longer runs", "file", f, "pid", pid)
+		if err := os.Remove(f); err != nil && !os.IsNotExist(err) {
+			return fmt.Errorf("removing the stale socket lock file %q (PID %d): %w", f, pid, err)
+		}
+	}
+	return nil
+}
+
 // removeIfPID removes a PostgreSQL lock file whose first line is pid.
 func removeIfPID(path string, pid int) error {
 	b, err := os.ReadFile(path)
@@ -79,7 +104,9 @@ func (c *Cluster) waitBackends(ctx context.Context) error {
 	}
 }
 
-// processesIn lists the live processes whose working directory is dir.
+// processesIn lists the processes, live or still exiting, whose working
+// directory is dir (the killed postmaster itself included until it is a
+// zombie: an exiting process may still hold the shared memory).
 func processesIn(dir string) []int {
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
@@ -91,7 +118,7 @@ func processesIn(dir string) []int {
 		if err != nil {
 			continue
 		}
-		if cwd, err := os.Readlink(filepath.Join("/proc", e.Name(), "cwd")); err == nil && cwd == dir && !processDead(pid) {
+		if cwd, err := os.Readlink(filepath.Join("/proc", e.Name(), "cwd")); err == nil && cwd == dir && !processExited(pid) {
 			out = append(out, pid)
 		}
 	}

@@ -52,7 +52,7 @@ func currentRunUser() (runUser, error) {
 
 // command builds a command that runs as the run user, from "/" (the
 // caller's working directory may be unreadable for that user), with a
-// small, fixed environment.
+// small, fixed environment. Start it with startWithStdioOnly (run does).
 func (u runUser) command(ctx context.Context, prog string, args ...string) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, prog, args...)
 	cmd.Dir = "/"
@@ -69,7 +69,10 @@ func (u runUser) run(ctx context.Context, prog string, args ...string) (string, 
 	var out bytes.Buffer
 	cmd.Stdout = &out
 	cmd.Stderr = &out
-	err := cmd.Run()
+	err := startWithStdioOnly(cmd.Start)
+	if err == nil {
+		err = cmd.Wait()
+	}
 	if err != nil {
 		return out.String(), fmt.Errorf("%s %s: %w: %s", filepath.Base(prog), strings.Join(args, " "), err, strings.TrimSpace(out.String()))
 	}

@@ -128,6 +128,9 @@ type State struct {
 	// when unknown).
 	DiskFreeBytes int64
 	Uptime        time.Duration
+	// WALLevel is the wal_level of the configuration files ("minimal":
+	// the bulk-load profile); "" when the cluster is not initialised.
+	WALLevel string
 }
 
 // Status inspects the data dir without starting anything.
@@ -138,6 +141,7 @@ func (c *Cluster) Status() (State, error) {
 		return s, nil
 	}
 	s.Initialised = true
+	s.WALLevel = c.WALLevel()
 	s.SizeBytes = dirSize(c.cfg.DataDir)
 	s.WALBytes = dirSize(filepath.Join(c.cfg.DataDir, "pg_wal"))
 	s.DiskFreeBytes, _ = DiskFree(c.cfg.DataDir)
@@ -235,20 +239,77 @@ func (c *Cluster) Destroy(ctx context.Context) error {
 	return c.removeRuntimeFiles()
 }
 
-// processDead reports whether pid has exited: gone, or a zombie not yet
-// reaped (kill(pid, 0) still succeeds on a zombie, and PostgreSQL then
-// takes its lock files for a live server's).
+// processDead reports whether pid has exited or is sure to: gone, a zombie
+// not yet reaped (kill(pid, 0) still succeeds on a zombie, and PostgreSQL
+// then takes its lock files for a live server's), exiting, or with SIGKILL
+// pending. The last two cover the moment right after `kill -9`, when the
+// process still looks alive (under load, for a while): it must not be
+// reused as a running server, nor taken for some other program.
 func processDead(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		return true
 	}
-	// The state follows the parenthesised command name, which may itself
-	// contain parentheses.
-	i := strings.LastIndexByte(string(b), ')')
-	if i < 0 || i+2 >= len(b) {
+	status, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	return deadOrDying(string(stat), string(status))
+}
+
+// processExited reports whether pid is gone or a zombie: unlike a process
+// still exiting, it holds no memory (the shared memory of a killed
+// server's backends).
+func processExited(pid int) bool {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return true
+	}
+	st, _, ok := statFields(string(stat))
+	return ok && exitedState(st)
+}
+
+// pfExiting is the kernel's PF_EXITING task flag: the process is in exit.
+const pfExiting = 0x4
+
+// sigkillBit is SIGKILL's bit in the pending masks of /proc/PID/status.
+const sigkillBit = 1 << (9 - 1)
+
+// deadOrDying decides processDead from /proc/PID/stat and /proc/PID/status.
+func deadOrDying(stat, status string) bool {
+	st, flags, ok := statFields(stat)
+	if !ok {
 		return false
 	}
-	st := b[i+2]
-	return st == 'Z' || st == 'X' || st == 'x'
+	if exitedState(st) || flags&pfExiting != 0 {
+		return true
+	}
+	for _, line := range strings.Split(status, "\n") {
+		name, val, ok := strings.Cut(line, ":")
+		if !ok || (name != "SigPnd" && name != "ShdPnd") {
+			continue
+		}
+		if mask, err := strconv.ParseUint(strings.TrimSpace(val), 16, 64); err == nil && mask&sigkillBit != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func exitedState(st byte) bool { return st == 'Z' || st == 'X' || st == 'x' }
+
+// statFields returns the state and the flags of /proc/PID/stat. They
+// follow the parenthesised command name, which may itself contain
+// parentheses: "PID (COMM) STATE PPID PGRP SESSION TTY TPGID FLAGS ...".
+func statFields(stat string) (state byte, flags uint64, ok bool) {
+	i := strings.LastIndexByte(stat, ')')
+	if i < 0 || i+2 >= len(stat) {
+		return 0, 0, false
+	}
+	f := strings.Fields(stat[i+1:])
+	if len(f) < 7 || len(f[0]) != 1 {
+		return 0, 0, false
+	}
+	flags, err := strconv.ParseUint(f[6], 10, 64)
+	if err != nil {
+		return f[0][0], 0, true
+	}
+	return f[0][0], flags, true
 }

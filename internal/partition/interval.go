@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 )
 
 // Interval is a PostgreSQL interval reduced to the three fields PostgreSQL
@@ -150,6 +151,38 @@ func (iv Interval) Kind() Kind {
 func (iv Interval) String() string {
 	var buf [64]byte
 	return string(iv.appendText(buf[:0]))
+}
+
+// Human renders iv in words for people: "1 hour", "1 day 1 hour",
+// "1 year 2 months", "1.5 seconds" (String's "01:00:00" sits badly beside
+// "7 days"). PostgreSQL reads it back as the same interval. A negative or
+// zero interval, which no partition has, is rendered as String does.
+func (iv Interval) Human() string {
+	if iv.Months < 0 || iv.Days < 0 || iv.Micros < 0 || iv == (Interval{}) {
+		return iv.String()
+	}
+	var parts []string
+	add := func(v int64, unit string) {
+		if v == 0 {
+			return
+		}
+		if v != 1 {
+			unit += "s"
+		}
+		parts = append(parts, strconv.FormatInt(v, 10)+" "+unit)
+	}
+	add(int64(iv.Months/12), "year")
+	add(int64(iv.Months%12), "month")
+	add(int64(iv.Days), "day")
+	add(iv.Micros/hourMicros, "hour")
+	add(iv.Micros%hourMicros/minuteMicros, "minute")
+	if us := iv.Micros % minuteMicros; us%secondMicros == 0 {
+		add(us/secondMicros, "second")
+	} else {
+		sec := strconv.FormatFloat(float64(us)/float64(secondMicros), 'f', -1, 64)
+		parts = append(parts, sec+" seconds")
+	}
+	return strings.Join(parts, " ")
 }
 
 // appendText appends iv as PostgreSQL's EncodeInterval does for

@@ -154,3 +154,28 @@ func TestIntervalStringNoAlloc(t *testing.T) {
 		t.Errorf("String allocates %v times, want 1", n)
 	}
 }
+
+// TestIntervalHuman: lengths read as words, so that `table list` shows
+// "1 hour" beside "7 days" (it showed 01:00:00).
+func TestIntervalHuman(t *testing.T) {
+	for _, c := range []struct {
+		iv   Interval
+		want string
+	}{
+		{dur(time.Hour), "1 hour"},
+		{days(7), "7 days"},
+		{Interval{Months: 14}, "1 year 2 months"},
+		{Interval{Days: 1, Micros: 3600e6}, "1 day 1 hour"},
+		{dur(90 * time.Minute), "1 hour 30 minutes"},
+		{dur(15 * time.Minute), "15 minutes"},
+		{dur(time.Second), "1 second"},
+		{dur(1500 * time.Millisecond), "1.5 seconds"},
+		{dur(2*time.Hour + 3*time.Second), "2 hours 3 seconds"},
+		{dur(-time.Hour), "-01:00:00"},
+		{Interval{}, "00:00:00"},
+	} {
+		if got := c.iv.Human(); got != c.want {
+			t.Errorf("%+v.Human() = %q, want %q", c.iv, got, c.want)
+		}
+	}
+}

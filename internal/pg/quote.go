@@ -81,6 +81,9 @@ func ColumnName(s string) (string, error) {
 // splitQualified is SplitQualified with what (table, column) named in its
 // errors.
 func splitQualified(what, s string) (schema, name string, err error) {
+	if s == "" {
+		return "", "", fmt.Errorf("%s name is empty", what)
+	}
 	var parts []string
 	for i := 0; i <= len(s); {
 		if i == len(s) {

@@ -30,8 +30,11 @@ func (f Format) String() string {
 
 // Defaults and bounds of Options.
 const (
-	DefaultMaxRecordBytes = 1 << 20 // 1 MiB
-	DefaultMaxFields      = 1600    // PostgreSQL's limit on the columns of a table
+	// DefaultMaxRecordBytes is what COPY accepts: PostgreSQL refuses a
+	// line, and a field, longer than 1 GiB. Memory is taken only by the
+	// records that long, a few times their size (see the package doc).
+	DefaultMaxRecordBytes = MaxMaxRecordBytes
+	DefaultMaxFields      = 1600 // PostgreSQL's limit on the columns of a table
 	// MaxMaxRecordBytes bounds MaxRecordBytes: PostgreSQL refuses a field
 	// longer than 1 GiB anyway.
 	MaxMaxRecordBytes = 1 << 30
@@ -68,9 +71,12 @@ type Options struct {
 	// same either way.
 	Strict bool
 	// MaxRecordBytes bounds a record's raw size in bytes, line end
-	// excluded (default 1 MiB, at most MaxMaxRecordBytes). A longer record
-	// is a record error.
+	// excluded (default and at most MaxMaxRecordBytes, 1 GiB). A longer
+	// record is a record error. It bounds the memory a record takes.
 	MaxRecordBytes int
+	// MaxRecordName, when set, is how the user sets MaxRecordBytes (a
+	// flag, say): the reason of a record over it names it.
+	MaxRecordName string
 	// MaxFields bounds the fields of a record (default 1600, at most
 	// MaxMaxFields). A record with more is a record error.
 	MaxFields int

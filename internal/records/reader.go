@@ -369,7 +369,13 @@ func (r *Reader) fail(col int, reason string) {
 	r.skip = true
 }
 
-func (r *Reader) tooLong() { r.fail(0, fmt.Sprintf(reasonTooLong, r.maxRec)) }
+func (r *Reader) tooLong() {
+	reason := fmt.Sprintf(reasonTooLong, r.maxRec)
+	if r.opts.MaxRecordName != "" {
+		reason += " (" + r.opts.MaxRecordName + ")"
+	}
+	r.fail(0, reason)
+}
 
 // take copies the next n raw bytes to the field in progress.
 func (r *Reader) take(n int) {

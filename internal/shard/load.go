@@ -243,7 +243,13 @@ func (c *Coordinator) Load(ctx context.Context, table string, inputs []Input, cf
 			s, err := f.loader.Run(ctx, src)
 			f.sum = s
 			if err != nil && !errors.Is(err, copyload.ErrFeedStopped) {
-				return fmt.Errorf("shard %q, partition %d: %w", f.shard, f.part, err)
+				err = fmt.Errorf("shard %q, partition %d: %w", f.shard, f.part, err)
+				if errors.Is(err, context.Canceled) {
+					return err
+				}
+				if me := c.movedAway(ctx, t, f.part, f.shard, cfg.Load.LoadID, err); me != nil {
+					return me
+				}
 			}
 			return err
 		})
@@ -305,6 +311,24 @@ func (c *Coordinator) Load(ctx context.Context, table string, inputs []Input, cf
 		return sum, loadErr
 	}
 	return sum, nil
+}
+
+// movedAway returns a *MovedError when partition part of t, which a load
+// wrote to on shard from and failed, has been moved meanwhile: the load's
+// failure is then the move's doing, whatever the old shard said (a table
+// gone, a partition that cannot be made). A move drops the old copy only
+// after switching the placement, so a load failing for that reason
+// always sees the new placement.
+func (c *Coordinator) movedAway(ctx context.Context, t *Table, part int, from, loadID string, err error) *MovedError {
+	var cur string
+	if c.pool.QueryRow(context.WithoutCancel(ctx), `SELECT shard FROM pgts.shard_placement WHERE table_schema = $1 AND table_name = $2 AND partition = $3`,
+		t.Schema, t.Name, part).Scan(&cur) != nil {
+		return nil
+	}
+	if cur == from {
+		return nil
+	}
+	return &MovedError{Table: t.String(), Partition: part, From: from, To: cur, LoadID: loadID, Err: err}
 }
 
 // fieldIndexes maps the input's column names to each partition target's

@@ -170,12 +170,18 @@ func (c *Coordinator) copyAndSwitch(ctx context.Context, t *Table, part int, fro
 			done <- err
 		}()
 		tag, err := dtx.Conn().PgConn().CopyFrom(ctx, pr, "COPY "+qn+" ("+colList+") FROM STDIN (FORMAT binary)")
-		pr.CloseWithError(errors.New("copy stopped"))
-		if cerr := <-done; cerr != nil {
+		// The source's COPY stops when the destination's did: its own
+		// error is then errCopyStopped, and the destination is to blame.
+		pr.CloseWithError(errCopyStopped)
+		cerr := <-done
+		if cerr != nil && !errors.Is(cerr, errCopyStopped) {
 			return fmt.Errorf("reading %s on shard %q: %w", qn, from.Name, cerr)
 		}
 		if err != nil {
 			return fmt.Errorf("writing %s on shard %q: %w", qn, to.Name, err)
+		}
+		if cerr != nil {
+			return fmt.Errorf("writing %s on shard %q: %w", qn, to.Name, cerr)
 		}
 		res.Rows = tag.RowsAffected()
 		n, err := moveLedgers(ctx, stx, dtx, suffix)
@@ -217,6 +223,10 @@ func (c *Coordinator) copyAndSwitch(ctx context.Context, t *Table, part int, fro
 	_, err = c.pool.Exec(ctx, `UPDATE pgts.shard_placement SET move_peer = NULL WHERE table_schema = $1 AND table_name = $2 AND partition = $3`, t.Schema, t.Name, part)
 	return err
 }
+
+// errCopyStopped ends the source's side of a move's copy once the
+// destination's side has ended.
+var errCopyStopped = errors.New("the copy to the new shard stopped")
 
 // ensureSamePartitions makes on dst the time partitions table qn has on
 // src (src's list is stable: the caller holds a SHARE lock on it).
@@ -314,3 +324,25 @@ func (c *Coordinator) dropMoved(ctx context.Context, t *Table, part int, from Sh
 	_, err = c.pool.Exec(ctx, `UPDATE pgts.shard_placement SET move_peer = NULL WHERE table_schema = $1 AND table_name = $2 AND partition = $3`, t.Schema, t.Name, part)
 	return err
 }
+
+// MovedError reports a load that failed because a partition it wrote to
+// was moved to another shard meanwhile (or is being moved). Committed
+// batches stay; with a load ID, a rerun of the same load completes it on
+// the partition's new shard, every row once.
+type MovedError struct {
+	Table     string
+	Partition int
+	From, To  string
+	LoadID    string // the load's, "" when it has none
+	Err       error  // what the load met on the old shard
+}
+
+func (e *MovedError) Error() string {
+	what := fmt.Sprintf("partition %d of %s was moved from shard %q to shard %q while this load wrote to it", e.Partition, e.Table, e.From, e.To)
+	if e.LoadID == "" {
+		return what + "; the batches committed before it stay (a rerun without --load-id loads them again): " + e.Err.Error()
+	}
+	return what + fmt.Sprintf("; rerun the same load with --load-id %s to complete it: the rerun loads each missing row once (%v)", e.LoadID, e.Err)
+}
+
+func (e *MovedError) Unwrap() error { return e.Err }

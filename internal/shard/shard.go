@@ -37,6 +37,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/url"
 	"regexp"
 	"sort"
@@ -44,6 +45,7 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/pgts/pgts/internal/catalog"
@@ -118,8 +120,12 @@ func parseTarget(raw string) (target, error) {
 	if err != nil {
 		return target{}, &pg.UsageError{Err: fmt.Errorf("shard URL %q: invalid", pg.Redact(raw))}
 	}
-	if len(cfg.Fallbacks) > 0 {
-		return target{}, &pg.UsageError{Err: fmt.Errorf("shard URL %q names several hosts; give one", pg.Redact(raw))}
+	// Without sslmode (or with prefer or allow) pgx falls back from TLS to
+	// plain on the same host: that is one host still.
+	for _, fb := range cfg.Fallbacks {
+		if fb.Host != cfg.Host || fb.Port != cfg.Port {
+			return target{}, &pg.UsageError{Err: fmt.Errorf("shard URL %q names several hosts; give one", pg.Redact(raw))}
+		}
 	}
 	t := target{host: cfg.Host, port: strconv.Itoa(int(cfg.Port)), dbname: cfg.Database, user: cfg.User, password: cfg.Password}
 	if u, err := url.Parse(raw); err == nil && u.Scheme != "" {
@@ -135,6 +141,16 @@ func parseTarget(raw string) (target, error) {
 		return target{}, &pg.UsageError{Err: fmt.Errorf("shard URL %q names no database", pg.Redact(raw))}
 	}
 	return t, nil
+}
+
+// passwordRefused reports an authentication that failed for want of the
+// right password.
+func passwordRefused(err error) bool {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && pe.Code == "28P01" { // invalid_password
+		return true
+	}
+	return strings.Contains(err.Error(), "password authentication failed") || strings.Contains(err.Error(), "no password")
 }
 
 // kv quotes a libpq key=value value.
@@ -168,6 +184,11 @@ func (c *Coordinator) Add(ctx context.Context, name, rawURL string) (Shard, erro
 		return Shard{}, err
 	}
 	direct, err := pg.Connect(ctx, t.connString())
+	if err != nil && t.password == "" && passwordRefused(err) {
+		return Shard{}, &pg.UsageError{Err: fmt.Errorf("shard %q asks for a password and the URL gives no password: give the URL with it, "+
+			"postgresql://%s:PASSWORD@%s/%s (for a cluster started by pgts db start, pgts db url --tcp prints that URL, "+
+			"password included; run it with that cluster's --data-dir): %w", name, t.user, net.JoinHostPort(t.host, t.port), t.dbname, err)}
+	}
 	if err != nil {
 		return Shard{}, fmt.Errorf("shard %q is not reachable: %w", name, redactErr(err, t.password))
 	}
