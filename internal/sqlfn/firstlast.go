@@ -61,13 +61,19 @@ func firstLastSQL() string {
 	END IF;
 END $do$;
 `, st, v.sql, t.sql)
-			for _, f := range []struct{ agg, pick string }{{"first", "least"}, {"last", "greatest"}} {
+			for _, f := range []struct{ agg, pick, keep, take string }{{"first", "least", ">", "<"}, {"last", "greatest", "<", ">"}} {
 				fn := fmt.Sprintf("pgts._%s_%s_%s", f.agg, v.name, t.name)
+				// A row whose time loses keeps the state as it is and
+				// one whose time wins replaces it, without the row
+				// comparison; only a tie on time compares the values.
 				fmt.Fprintf(&b, `CREATE OR REPLACE FUNCTION %[1]s(s %[2]s, value %[3]s, "time" %[4]s) RETURNS %[2]s
 LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE AS $f$
 BEGIN
-	IF "time" IS NULL THEN
+	IF "time" IS NULL OR "time" %[6]s s.t THEN
 		RETURN s;
+	END IF;
+	IF s.t IS NULL OR "time" %[7]s s.t THEN
+		RETURN ROW("time", value)::%[2]s;
 	END IF;
 	RETURN %[5]s(s, ROW("time", value)::%[2]s);
 END
@@ -78,7 +84,7 @@ BEGIN
 	RETURN %[5]s(a, b);
 END
 $f$;
-`, fn, st, v.sql, t.sql, f.pick)
+`, fn, st, v.sql, t.sql, f.pick, f.keep, f.take)
 				fmt.Fprintf(&b, `CREATE OR REPLACE FUNCTION pgts._fl_final(s %[1]s) RETURNS %[2]s
 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS
 $f$ SELECT (s).v $f$;
