@@ -59,6 +59,9 @@ BEGIN
 	IF to_regtype('pgts.point_int') IS NULL THEN
 		CREATE TYPE pgts.point_int AS (bucket bigint, value double precision);
 	END IF;
+	IF to_regtype('pgts.point_ts') IS NULL THEN
+		CREATE TYPE pgts.point_ts AS (bucket timestamp, value double precision);
+	END IF;
 END
 $do$;
 
@@ -71,6 +74,12 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE AS
 $f$ SELECT CASE WHEN v IS NULL OR b IS NULL THEN s ELSE ROW(b, v)::pgts.point_int END $f$;
 
 
+CREATE OR REPLACE FUNCTION pgts._known_sfunc(s pgts.point_ts, v double precision, b timestamp) RETURNS pgts.point_ts
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS
+$f$ SELECT CASE WHEN v IS NULL OR b IS NULL THEN s ELSE ROW(b, v)::pgts.point_ts END $f$;
+
+CREATE OR REPLACE AGGREGATE pgts.known(double precision, timestamp) (
+	SFUNC = pgts._known_sfunc, STYPE = pgts.point_ts, PARALLEL = SAFE);
 CREATE OR REPLACE AGGREGATE pgts.known(double precision, timestamptz) (
 	SFUNC = pgts._known_sfunc, STYPE = pgts.point_tz, PARALLEL = SAFE);
 
@@ -83,6 +92,15 @@ CREATE OR REPLACE AGGREGATE pgts.known(double precision, bigint) (
 -- before and after the known ones, as TimescaleDB's interpolate without
 -- its prev and next expressions).
 CREATE OR REPLACE FUNCTION pgts.interpolate(value double precision, bucket timestamptz, prev pgts.point_tz, next pgts.point_tz) RETURNS double precision
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS
+$f$ SELECT CASE
+	WHEN value IS NOT NULL THEN value
+	WHEN (prev).bucket IS NULL OR (next).bucket IS NULL THEN NULL
+	WHEN (next).bucket = (prev).bucket THEN (prev).value
+	ELSE (prev).value + ((next).value - (prev).value)
+		* (pgts._us(bucket - (prev).bucket)::double precision / pgts._us((next).bucket - (prev).bucket)::double precision) END $f$;
+
+CREATE OR REPLACE FUNCTION pgts.interpolate(value double precision, bucket timestamp, prev pgts.point_ts, next pgts.point_ts) RETURNS double precision
 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS
 $f$ SELECT CASE
 	WHEN value IS NOT NULL THEN value

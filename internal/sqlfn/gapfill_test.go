@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -252,4 +253,55 @@ func showF(f *float64) string {
 		return "NULL"
 	}
 	return fmt.Sprint(*f)
+}
+
+// TestGapfillTimestampAndInteger: the timestamp and bigint forms of
+// pgts.known and pgts.interpolate (and pgts.buckets on timestamp,
+// pgts.int_buckets) give what the timestamptz forms, checked above, give
+// on the same series read in UTC or in seconds.
+func TestGapfillTimestampAndInteger(t *testing.T) {
+	conn := connect(t)
+	ctx := context.Background()
+	if _, err := conn.Exec(ctx, `CREATE TABLE g AS SELECT timestamptz '2024-03-30 00:00+00' + i * interval '7 minutes' AS time, (i * 37 % 101)::float8 AS v
+		FROM generate_series(1, 2000) AS i WHERE i % 40 NOT BETWEEN 5 AND 25`); err != nil {
+		t.Fatal(err)
+	}
+	shape := `SELECT b.bucket::text, a.v, pgts.locf(a.v) OVER w,
+			round(pgts.interpolate(a.v, b.bucket, pgts.known(a.v, b.bucket) OVER w, pgts.known(a.v, b.bucket) OVER (ORDER BY b.bucket DESC))::numeric, 9)
+		FROM %s AS b(bucket)
+		LEFT JOIN (SELECT %s AS bucket, avg(v) AS v FROM g GROUP BY 1) AS a USING (bucket)
+		WINDOW w AS (ORDER BY b.bucket) ORDER BY b.bucket`
+	run := func(from, bucket string) []string {
+		rows, err := conn.Query(ctx, fmt.Sprintf(shape, from, bucket))
+		if err != nil {
+			t.Fatalf("%s: %v", from, err)
+		}
+		defer rows.Close()
+		var out []string
+		for rows.Next() {
+			var b string
+			var v, l, i *float64
+			if err := rows.Scan(&b, &v, &l, &i); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, fmt.Sprintf("%s %s %s", showF(v), showF(l), showF(i)))
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	want := run(`pgts.buckets('1 hour', timestamptz '2024-03-29 22:00+00', timestamptz '2024-04-01 12:00+00')`, `pgts.time_bucket('1 hour', time)`)
+	ts := run(`pgts.buckets('1 hour', timestamp '2024-03-29 22:00', timestamp '2024-04-01 12:00')`, `pgts.time_bucket('1 hour', time AT TIME ZONE 'UTC')`)
+	ints := run(`pgts.int_buckets(3600, extract(epoch FROM timestamptz '2024-03-29 22:00+00')::bigint, extract(epoch FROM timestamptz '2024-04-01 12:00+00')::bigint)`,
+		`pgts.time_bucket(3600::bigint, extract(epoch FROM time)::bigint)`)
+	interpolated := 0
+	for _, r := range want {
+		if strings.HasPrefix(r, "NULL ") && !strings.HasSuffix(r, " NULL") {
+			interpolated++
+		}
+	}
+	if len(want) < 50 || interpolated < 10 || !slices.Equal(ts, want) || !slices.Equal(ints, want) {
+		t.Fatalf("timestamptz, timestamp and bigint gap filling differ (%d interpolated buckets):\n%v\n%v\n%v", interpolated, want, ts, ints)
+	}
 }
