@@ -1,0 +1,249 @@
+package partition
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/pgts/pgts/internal/catalog"
+	"github.com/pgts/pgts/internal/pg"
+)
+
+// The waiting partition: every series table has a DEFAULT partition,
+// NAME_default, that takes the rows any SQL client writes (INSERT, COPY,
+// INSERT … ON CONFLICT) for times whose partition does not exist yet. Its
+// trigger refuses times outside the table's accepted window (catalog
+// migration 7, pgts.refuse_outside_window), so a bogus year-2999 time is
+// still refused at INSERT. The rows wait there until their partition is
+// made: every partition creation moves the rows of its range in the
+// transaction that attaches it (MoveFromDefault), and MoveWaiting makes the
+// partitions of all waiting rows.
+
+// DefaultName returns the name of the table's DEFAULT partition.
+func DefaultName(table string) string { return table + "_default" }
+
+// windowTrigger names the trigger of the DEFAULT partition.
+const windowTrigger = "pgts_accept_window"
+
+// microsExpr returns SQL for the value expr of the time column as numeric
+// microseconds since the epoch (infinity stays infinite).
+func microsExpr(tt TimeType, expr string) string {
+	switch tt {
+	case EpochSeconds:
+		return "(" + expr + "::numeric * 1000000)"
+	case EpochMillis:
+		return "(" + expr + "::numeric * 1000)"
+	case EpochMicros:
+		return "(" + expr + "::numeric)"
+	}
+	// timestamp and date: the nominal seconds, i.e. read as UTC
+	return "(extract(epoch FROM " + expr + ") * 1000000)"
+}
+
+// defaultOf returns the quoted, qualified DEFAULT partition of t and its
+// unquoted name, or "" when t has none.
+func defaultOf(ctx context.Context, db catalog.DB, t *Table) (qualified, name string, err error) {
+	var schema, rel *string
+	err = db.QueryRow(ctx, `SELECT n.nspname::text, c.relname::text FROM pg_partitioned_table p
+		JOIN pg_class c ON c.oid = p.partdefid JOIN pg_namespace n ON n.oid = c.relnamespace
+		WHERE p.partrelid = to_regclass($1)`, t.Qualified()).Scan(&schema, &rel)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", "", nil
+	}
+	if err != nil {
+		return "", "", fmt.Errorf("looking up the default partition of %s: %w", t, err)
+	}
+	return pg.QuoteQualified(*schema, *rel), *rel, nil
+}
+
+// EnsureDefault gives t its DEFAULT partition and the partition's window
+// trigger when it lacks them (tables made before pgts had them, adopted
+// tables). The partition is built on its own and attached, which takes
+// only a SHARE UPDATE EXCLUSIVE lock on the parent.
+func (m *Manager) EnsureDefault(ctx context.Context, t *Table) error {
+	return pgx.BeginFunc(ctx, m.db, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1, hashtext($2))`, catalog.LockKey, t.String()); err != nil {
+			return fmt.Errorf("locking %s: %w", t, err)
+		}
+		def, name, err := defaultOf(ctx, tx, t)
+		if err != nil {
+			return err
+		}
+		if def == "" {
+			name = DefaultName(t.Name)
+			def = pg.QuoteQualified(t.Schema, name)
+			ddl := fmt.Sprintf("CREATE TABLE %s (LIKE %s INCLUDING DEFAULTS INCLUDING CONSTRAINTS INCLUDING STORAGE INCLUDING COMMENTS);\n"+
+				"COMMENT ON TABLE %s IS %s;\n"+
+				"ALTER TABLE %s ATTACH PARTITION %s DEFAULT",
+				def, t.Qualified(), def,
+				pg.QuoteLiteral("Rows of "+t.String()+" whose partition does not exist yet; pgts maintain (and every pgts load) moves them into it."),
+				t.Qualified(), def)
+			if _, err := tx.Exec(ctx, ddl, pgx.QueryExecModeSimpleProtocol); err != nil {
+				return fmt.Errorf("creating the default partition of %s: %w", t, err)
+			}
+		}
+		var has bool
+		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_trigger WHERE tgrelid = to_regclass($1) AND tgname = $2)`, def, windowTrigger).Scan(&has); err != nil {
+			return err
+		}
+		if has {
+			return nil
+		}
+		col := pg.QuoteIdent(t.TimeColumn)
+		trig := fmt.Sprintf("CREATE TRIGGER %s BEFORE INSERT ON %s FOR EACH ROW WHEN (NOT pgts.window_accepts(%s, %s, %s)) "+
+			"EXECUTE FUNCTION pgts.refuse_outside_window(%s, %s, %s)",
+			pg.QuoteIdent(windowTrigger), def, pg.QuoteLiteral(t.Schema), pg.QuoteLiteral(t.Name), microsExpr(t.TimeType, "NEW."+col),
+			pg.QuoteLiteral(t.Schema), pg.QuoteLiteral(t.Name), pg.QuoteLiteral(t.TimeColumn))
+		if _, err := tx.Exec(ctx, trig); err != nil {
+			return fmt.Errorf("creating the window trigger of %s: %w", name, err)
+		}
+		return nil
+	})
+}
+
+// MoveFromDefault moves the rows of [lo, hi) waiting in t's DEFAULT
+// partition into leaf (a quoted, qualified table not attached yet), in tx,
+// which must hold the table's advisory lock and then attach leaf: the
+// default partition is locked (ACCESS EXCLUSIVE, which the ATTACH would
+// take anyway) so no row of the range can arrive before the attach. It
+// returns the rows moved; none when t has no DEFAULT partition.
+func MoveFromDefault(ctx context.Context, tx pgx.Tx, t *Table, leaf string, lo, hi int64) (int64, error) {
+	def, _, err := defaultOf(ctx, tx, t)
+	if err != nil || def == "" {
+		return 0, err
+	}
+	if _, err := tx.Exec(ctx, "LOCK TABLE "+def+" IN ACCESS EXCLUSIVE MODE"); err != nil {
+		return 0, fmt.Errorf("locking %s: %w", def, err)
+	}
+	var cols string
+	if err := tx.QueryRow(ctx, `SELECT coalesce(string_agg(quote_ident(attname), ', ' ORDER BY attnum), '') FROM pg_attribute
+		WHERE attrelid = to_regclass($1) AND attnum > 0 AND NOT attisdropped AND attgenerated = ''`, t.Qualified()).Scan(&cols); err != nil {
+		return 0, fmt.Errorf("reading the columns of %s: %w", t, err)
+	}
+	col := pg.QuoteIdent(t.TimeColumn)
+	tag, err := tx.Exec(ctx, fmt.Sprintf(`WITH moved AS (DELETE FROM ONLY %s WHERE %s >= %s AND %s < %s RETURNING %s)
+		INSERT INTO %s (%s) OVERRIDING SYSTEM VALUE SELECT %s FROM moved`,
+		def, col, BoundLiteral(t.TimeType, lo), col, BoundLiteral(t.TimeType, hi), cols, leaf, cols, cols))
+	if err != nil {
+		return 0, fmt.Errorf("moving the waiting rows of %s to %s into %s: %w", FormatMicros(lo), FormatMicros(hi), leaf, err)
+	}
+	return tag.RowsAffected(), nil
+}
+
+// Waiting counts the rows of t waiting in its DEFAULT partition for their
+// partition to be made (0 when it has no DEFAULT partition).
+func (m *Manager) Waiting(ctx context.Context, t *Table) (int64, error) {
+	def, _, err := defaultOf(ctx, m.db, t)
+	if err != nil || def == "" {
+		return 0, err
+	}
+	var n int64
+	if err := m.db.QueryRow(ctx, "SELECT count(*) FROM ONLY "+def).Scan(&n); err != nil {
+		return 0, fmt.Errorf("counting the rows waiting in %s: %w", def, err)
+	}
+	return n, nil
+}
+
+// oldestWaiting returns the earliest time waiting in t's DEFAULT
+// partition, and false when none waits.
+func (m *Manager) oldestWaiting(ctx context.Context, t *Table) (int64, bool, error) {
+	def, _, err := defaultOf(ctx, m.db, t)
+	if err != nil || def == "" {
+		return 0, false, err
+	}
+	var v *string
+	q := fmt.Sprintf("SELECT %s::text FROM (SELECT min(%s) AS t FROM ONLY %s) x", microsExpr(t.TimeType, "x.t"), pg.QuoteIdent(t.TimeColumn), def)
+	if err := m.db.QueryRow(ctx, q).Scan(&v); err != nil {
+		return 0, false, fmt.Errorf("reading the oldest row waiting in %s: %w", def, err)
+	}
+	if v == nil {
+		return 0, false, nil
+	}
+	s := *v
+	if i := strings.IndexByte(s, '.'); i >= 0 {
+		s = s[:i] // sub-microsecond digits of a numeric: the time's partition is the same
+	}
+	var micros int64
+	if _, err := fmt.Sscan(s, &micros); err != nil {
+		return 0, false, fmt.Errorf("the oldest row waiting in %s has time %s (µs since the epoch), which pgts cannot place: %w", def, *v, ErrOutOfRange)
+	}
+	return micros, true, nil
+}
+
+// MoveWaiting makes the partitions of the rows waiting in t's DEFAULT
+// partition, oldest first, each creation moving its range's rows in the
+// transaction that attaches it, until none waits. It returns the
+// partitions created and the rows moved.
+func (m *Manager) MoveWaiting(ctx context.Context, t *Table) (created int, moved int64, err error) {
+	start := time.Now()
+	last := MinMicros - 1
+	for {
+		ts, ok, err := m.oldestWaiting(ctx, t)
+		if err != nil || !ok {
+			if moved > 0 {
+				m.log.Info("moved waiting rows into their partitions", "table", t.String(), "rows", moved, "partitions", created, "took", time.Since(start).Round(time.Millisecond))
+			}
+			return created, moved, err
+		}
+		lo, _, err := Bounds(t.Interval, ts)
+		if err != nil {
+			return created, moved, fmt.Errorf("moving the waiting rows of %s: %w", t, err)
+		}
+		if lo <= last {
+			// The partition of lo exists (made since we looked), yet
+			// rows of it wait: PostgreSQL would not allow that.
+			return created, moved, fmt.Errorf("moving the waiting rows of %s: rows of %s wait, but their partition exists", t, FormatMicros(lo))
+		}
+		last = lo
+		made, n, err := m.create(ctx, t, lo)
+		if err != nil {
+			return created, moved, err
+		}
+		m.markKnown(t, lo)
+		if made {
+			created++
+		}
+		moved += n
+	}
+}
+
+// markKnown records that the partition starting at lo exists.
+func (m *Manager) markKnown(t *Table, lo int64) {
+	key := t.String()
+	m.mu.Lock()
+	if m.known[key] != nil {
+		m.known[key][lo] = true
+	}
+	m.mu.Unlock()
+}
+
+// deleteExpiredWaiting deletes the rows waiting in t's DEFAULT partition
+// whose partition would end at or before the retention cutoff: the rows
+// retention drops from partitions that exist. It returns how many.
+func (m *Manager) deleteExpiredWaiting(ctx context.Context, t *Table) (int64, error) {
+	cutoff, ok := t.RetentionCutoff(m.now())
+	if !ok {
+		return 0, nil
+	}
+	def, _, err := defaultOf(ctx, m.db, t)
+	if err != nil || def == "" {
+		return 0, err
+	}
+	// A partition holding the cutoff is not expired; those before it are.
+	lo, _, err := Bounds(t.Interval, min(max(cutoff, MinMicros), MaxMicros-1))
+	if err != nil {
+		return 0, err
+	}
+	tag, err := m.db.Exec(ctx, fmt.Sprintf("DELETE FROM ONLY %s WHERE %s < %s", def, pg.QuoteIdent(t.TimeColumn), BoundLiteral(t.TimeType, lo)))
+	if err != nil {
+		return 0, fmt.Errorf("deleting expired waiting rows of %s: %w", t, err)
+	}
+	if n := tag.RowsAffected(); n > 0 {
+		m.log.Info("deleted expired waiting rows", "table", t.String(), "rows", n, "before", FormatMicros(lo))
+	}
+	return tag.RowsAffected(), nil
+}
