@@ -180,7 +180,7 @@ func (m *Manager) oldestWaiting(ctx context.Context, t *Table) (int64, bool, err
 // partitions created and the rows moved.
 func (m *Manager) MoveWaiting(ctx context.Context, t *Table) (created int, moved int64, err error) {
 	start := time.Now()
-	last := MinMicros - 1
+	prev, stuck := MinMicros-1, false
 	for {
 		ts, ok, err := m.oldestWaiting(ctx, t)
 		if err != nil || !ok {
@@ -193,16 +193,19 @@ func (m *Manager) MoveWaiting(ctx context.Context, t *Table) (created int, moved
 		if err != nil {
 			return created, moved, fmt.Errorf("moving the waiting rows of %s: %w", t, err)
 		}
-		if lo <= last {
-			// The partition of lo exists (made since we looked), yet
-			// rows of it wait: PostgreSQL would not allow that.
-			return created, moved, fmt.Errorf("moving the waiting rows of %s: rows of %s wait, but their partition exists", t, FormatMicros(lo))
+		// Writers may add older rows while this runs: the oldest is
+		// looked up again after each partition. The same partition twice
+		// with nothing done means its rows wait though it exists, which
+		// PostgreSQL does not allow: stop rather than loop.
+		if lo == prev && stuck {
+			return created, moved, fmt.Errorf("moving the waiting rows of %s: rows of %s still wait, but their partition exists", t, FormatMicros(lo))
 		}
-		last = lo
 		made, n, err := m.create(ctx, t, lo)
 		if err != nil {
 			return created, moved, err
 		}
+		stuck = lo == prev || (!made && n == 0)
+		prev = lo
 		m.markKnown(t, lo)
 		if made {
 			created++
