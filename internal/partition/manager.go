@@ -300,6 +300,10 @@ func (m *Manager) create(ctx context.Context, t *Table, lo int64) (bool, int64, 
 	if err := checkFree(ctx, tx, t, name); err != nil {
 		return false, 0, err
 	}
+	// before the parent is touched: CREATE TABLE LIKE takes a weaker lock
+	if _, err := lockDefault(ctx, tx, t); err != nil {
+		return false, 0, fmt.Errorf("creating partition %q of %s: %w", name, t, err)
+	}
 	var ddl strings.Builder
 	fmt.Fprintf(&ddl, "CREATE TABLE %s (LIKE %s INCLUDING DEFAULTS INCLUDING CONSTRAINTS INCLUDING STORAGE INCLUDING COMMENTS)", leaf, t.Qualified())
 	if t.HashColumn != "" {

@@ -112,12 +112,9 @@ func (m *Manager) EnsureDefault(ctx context.Context, t *Table) error {
 // take anyway) so no row of the range can arrive before the attach. It
 // returns the rows moved; none when t has no DEFAULT partition.
 func MoveFromDefault(ctx context.Context, tx pgx.Tx, t *Table, leaf string, lo, hi int64) (int64, error) {
-	def, _, err := defaultOf(ctx, tx, t)
+	def, err := lockDefault(ctx, tx, t)
 	if err != nil || def == "" {
 		return 0, err
-	}
-	if _, err := tx.Exec(ctx, "LOCK TABLE "+def+" IN ACCESS EXCLUSIVE MODE"); err != nil {
-		return 0, fmt.Errorf("locking %s: %w", def, err)
 	}
 	var cols string
 	if err := tx.QueryRow(ctx, `SELECT coalesce(string_agg(quote_ident(attname), ', ' ORDER BY attnum), '') FROM pg_attribute
@@ -132,6 +129,34 @@ func MoveFromDefault(ctx context.Context, tx pgx.Tx, t *Table, leaf string, lo, 
 		return 0, fmt.Errorf("moving the waiting rows of %s to %s into %s: %w", FormatMicros(lo), FormatMicros(hi), leaf, err)
 	}
 	return tag.RowsAffected(), nil
+}
+
+// lockDefault prepares tx to attach a partition to t when t has a DEFAULT
+// partition, which it returns ("" when none): a SHARE lock on the parent,
+// then an ACCESS EXCLUSIVE lock on the DEFAULT partition.
+//
+// The SHARE lock (which INSERT and COPY into the parent wait for; COPY
+// into a partition, as pgts load does, and readers do not) is what makes
+// the attach safe for any writer: a statement that routed a row to the
+// DEFAULT partition with the partitions it saw before the attach, and then
+// waited for the DEFAULT partition's lock, fails once the attach commits
+// ("new row for relation NAME_default violates partition constraint",
+// PostgreSQL re-checks a row routed to the default partition). Holding
+// SHARE from before the attach to the commit makes such a statement wait
+// before it routes, so it sees the new partition. Locks are taken parent
+// first, as writers take them.
+func lockDefault(ctx context.Context, tx pgx.Tx, t *Table) (string, error) {
+	def, _, err := defaultOf(ctx, tx, t)
+	if err != nil || def == "" {
+		return "", err
+	}
+	if _, err := tx.Exec(ctx, "LOCK TABLE ONLY "+t.Qualified()+" IN SHARE MODE"); err != nil {
+		return "", fmt.Errorf("locking %s: %w", t, err)
+	}
+	if _, err := tx.Exec(ctx, "LOCK TABLE "+def+" IN ACCESS EXCLUSIVE MODE"); err != nil {
+		return "", fmt.Errorf("locking %s: %w", def, err)
+	}
+	return def, nil
 }
 
 // Waiting counts the rows of t waiting in its DEFAULT partition for their
