@@ -605,7 +605,7 @@ func (l *Loader) indexAndAttach(ctx context.Context, tx pgx.Tx, p *bulkPart, ser
 	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1, hashtext($2))`, catalog.LockKey, t.String()); err != nil {
 		return time.Time{}, fmt.Errorf("attaching partition %q to %s: %w", p.name, t, err)
 	}
-	if _, err := partition.MoveFromDefault(ctx, tx, t, p.table, p.lo, p.hi); err != nil {
+	if _, err := partition.MoveFromDefault(ctx, tx, t, p.table, p.lo, p.hi, partition.BulkShare, l.log); err != nil {
 		return time.Time{}, fmt.Errorf("attaching partition %q to %s: %w", p.name, t, err)
 	}
 	ddl := fmt.Sprintf(`SELECT pg_advisory_xact_lock(%d, hashtext(%s));

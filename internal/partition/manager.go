@@ -221,7 +221,7 @@ func (m *Manager) ensureBounds(ctx context.Context, t *Table, los []int64) (int,
 	slices.Sort(missing)
 	created := 0
 	for _, lo := range missing {
-		ok, _, err := m.create(ctx, t, lo)
+		ok, _, err := m.create(ctx, t, lo, createShare)
 		if err != nil {
 			return created, err
 		}
@@ -264,14 +264,15 @@ func (m *Manager) Forget(t *Table) {
 
 // create makes the partition starting at lo unless another creator made it
 // first, moving into it the rows of its range that wait in the table's
-// DEFAULT partition (see MoveFromDefault); it returns whether it made the
+// DEFAULT partition (see MoveFromDefault; share says how it waits for
+// writers into the parent); it returns whether it made the
 // partition and the rows moved. It never blocks writers of existing
 // partitions: the new table is built on its own (with a CHECK constraint
 // equal to its bounds, so the ATTACH needs no validation scan), then
 // attached, which takes only a SHARE UPDATE EXCLUSIVE lock on the parent
 // (and ACCESS EXCLUSIVE on the DEFAULT partition); the CHECK is then
 // dropped so rows are not checked twice.
-func (m *Manager) create(ctx context.Context, t *Table, lo int64) (bool, int64, error) {
+func (m *Manager) create(ctx context.Context, t *Table, lo int64, share ShareLock) (bool, int64, error) {
 	start := time.Now()
 	hi := Next(t.Interval, lo)
 	name, err := Name(t.Name, t.Interval, lo)
@@ -301,7 +302,8 @@ func (m *Manager) create(ctx context.Context, t *Table, lo int64) (bool, int64, 
 		return false, 0, err
 	}
 	// before the parent is touched: CREATE TABLE LIKE takes a weaker lock
-	if _, err := lockDefault(ctx, tx, t); err != nil {
+	def, err := lockDefault(ctx, tx, t, share, m.log)
+	if err != nil {
 		return false, 0, fmt.Errorf("creating partition %q of %s: %w", name, t, err)
 	}
 	var ddl strings.Builder
@@ -322,7 +324,7 @@ func (m *Manager) create(ctx context.Context, t *Table, lo int64) (bool, int64, 
 	if _, err := tx.Exec(ctx, ddl.String(), pgx.QueryExecModeSimpleProtocol); err != nil {
 		return false, 0, fmt.Errorf("creating partition %q of %s: %w", name, t, err)
 	}
-	moved, err := MoveFromDefault(ctx, tx, t, leaf, lo, hi)
+	moved, err := moveRows(ctx, tx, t, def, leaf, lo, hi)
 	if err != nil {
 		return false, 0, fmt.Errorf("creating partition %q of %s: %w", name, t, err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 
@@ -105,16 +106,53 @@ func (m *Manager) EnsureDefault(ctx context.Context, t *Table) error {
 	})
 }
 
+// ShareLock says how an attach waits for the SHARE lock on the parent
+// (see lockDefault).
+type ShareLock struct {
+	// Wait bounds each attempt: writers into the parent queue behind the
+	// request for at most this long. 0 asks with NOWAIT: never queued,
+	// never waiting.
+	Wait time.Duration
+	// GiveUp: after attempts for this long (a writer keeps a transaction
+	// open on the parent), attach without the lock, or, with Defer, give
+	// up the attach with ErrWritersBusy.
+	GiveUp time.Duration
+	Defer  bool
+}
+
+// Policies of the attaches: partitions loads and premake need are made
+// even when a writer keeps a transaction open; moving waiting rows, whose
+// range writers are likelier to be writing, waits for a later pass
+// instead; the bulk path never waits for a writer's lock.
+var (
+	createShare = ShareLock{Wait: 200 * time.Millisecond, GiveUp: 10 * time.Second}
+	moveShare   = ShareLock{Wait: 200 * time.Millisecond, GiveUp: 5 * time.Second, Defer: true}
+	// BulkShare is the policy of the bulk path's attach (copyload).
+	BulkShare = ShareLock{GiveUp: time.Second}
+)
+
+// ErrWritersBusy is returned when an attach gave up waiting for writers
+// into the parent (ShareLock.Defer).
+var ErrWritersBusy = errors.New("writers into the table kept it busy; the attach waits for the next pass")
+
 // MoveFromDefault moves the rows of [lo, hi) waiting in t's DEFAULT
 // partition into leaf (a quoted, qualified table not attached yet), in tx,
-// which must hold the table's advisory lock and then attach leaf: the
-// default partition is locked (ACCESS EXCLUSIVE, which the ATTACH would
-// take anyway) so no row of the range can arrive before the attach. It
-// returns the rows moved; none when t has no DEFAULT partition.
-func MoveFromDefault(ctx context.Context, tx pgx.Tx, t *Table, leaf string, lo, hi int64) (int64, error) {
-	def, err := lockDefault(ctx, tx, t)
+// which must hold the table's advisory lock and then attach leaf. It locks
+// as lockDefault does, with the policy share, so no row of the range can
+// arrive before the attach. It returns the rows moved; none when t has no
+// DEFAULT partition. log may be nil.
+func MoveFromDefault(ctx context.Context, tx pgx.Tx, t *Table, leaf string, lo, hi int64, share ShareLock, log *slog.Logger) (int64, error) {
+	def, err := lockDefault(ctx, tx, t, share, log)
 	if err != nil || def == "" {
 		return 0, err
+	}
+	return moveRows(ctx, tx, t, def, leaf, lo, hi)
+}
+
+// moveRows moves the rows of [lo, hi) from def, locked, into leaf.
+func moveRows(ctx context.Context, tx pgx.Tx, t *Table, def, leaf string, lo, hi int64) (int64, error) {
+	if def == "" {
+		return 0, nil
 	}
 	var cols string
 	if err := tx.QueryRow(ctx, `SELECT coalesce(string_agg(quote_ident(attname), ', ' ORDER BY attnum), '') FROM pg_attribute
@@ -132,8 +170,9 @@ func MoveFromDefault(ctx context.Context, tx pgx.Tx, t *Table, leaf string, lo, 
 }
 
 // lockDefault prepares tx to attach a partition to t when t has a DEFAULT
-// partition, which it returns ("" when none): a SHARE lock on the parent,
-// then an ACCESS EXCLUSIVE lock on the DEFAULT partition.
+// partition, which it returns ("" when none): a SHARE lock on the parent
+// (with the policy share), then an ACCESS EXCLUSIVE lock on the DEFAULT
+// partition.
 //
 // The SHARE lock (which INSERT and COPY into the parent wait for; COPY
 // into a partition, as pgts load does, and readers do not) is what makes
@@ -143,15 +182,54 @@ func MoveFromDefault(ctx context.Context, tx pgx.Tx, t *Table, leaf string, lo, 
 // ("new row for relation NAME_default violates partition constraint",
 // PostgreSQL re-checks a row routed to the default partition). Holding
 // SHARE from before the attach to the commit makes such a statement wait
-// before it routes, so it sees the new partition. Locks are taken parent
-// first, as writers take them.
-func lockDefault(ctx context.Context, tx pgx.Tx, t *Table) (string, error) {
+// before it routes, so it sees the new partition. It is asked for in
+// attempts bounded by share.Wait, so that a writer's open transaction
+// queues the other writers behind the request for no longer than that.
+// Locks are taken parent first, as writers take them.
+func lockDefault(ctx context.Context, tx pgx.Tx, t *Table, share ShareLock, log *slog.Logger) (string, error) {
 	def, _, err := defaultOf(ctx, tx, t)
 	if err != nil || def == "" {
 		return "", err
 	}
-	if _, err := tx.Exec(ctx, "LOCK TABLE ONLY "+t.Qualified()+" IN SHARE MODE"); err != nil {
-		return "", fmt.Errorf("locking %s: %w", t, err)
+	lock := "LOCK TABLE ONLY " + t.Qualified() + " IN SHARE MODE NOWAIT"
+	if share.Wait > 0 {
+		lock = fmt.Sprintf("SET LOCAL lock_timeout = '%dms'; LOCK TABLE ONLY %s IN SHARE MODE; SET LOCAL lock_timeout TO DEFAULT", share.Wait.Milliseconds(), t.Qualified())
+	}
+	deadline := time.Now().Add(share.GiveUp)
+	for attempt := 0; ; attempt++ {
+		if _, err := tx.Exec(ctx, "SAVEPOINT pgts_share"); err != nil {
+			return "", fmt.Errorf("locking %s: %w", t, err)
+		}
+		_, err := tx.Exec(ctx, lock, pgx.QueryExecModeSimpleProtocol)
+		if err == nil {
+			if _, err := tx.Exec(ctx, "RELEASE SAVEPOINT pgts_share"); err != nil {
+				return "", fmt.Errorf("locking %s: %w", t, err)
+			}
+			break
+		}
+		if pg.SQLState(err) != "55P03" { // lock_not_available
+			return "", fmt.Errorf("locking %s: %w", t, err)
+		}
+		if _, err := tx.Exec(ctx, "ROLLBACK TO SAVEPOINT pgts_share"); err != nil {
+			return "", fmt.Errorf("locking %s: %w", t, err)
+		}
+		if time.Now().After(deadline) {
+			if share.Defer {
+				return "", fmt.Errorf("attaching a partition to %s: %w", t, ErrWritersBusy)
+			}
+			if log != nil {
+				log.Warn("attaching a partition while a transaction writing into the parent stays open: an INSERT of a row of the new partition's range racing the attach may fail",
+					"table", t.String(), "waited", share.GiveUp)
+			}
+			break
+		}
+		pause := time.NewTimer(min(10*time.Millisecond<<min(attempt, 5), 200*time.Millisecond))
+		select {
+		case <-ctx.Done():
+			pause.Stop()
+			return "", ctx.Err()
+		case <-pause.C:
+		}
 	}
 	if _, err := tx.Exec(ctx, "LOCK TABLE "+def+" IN ACCESS EXCLUSIVE MODE"); err != nil {
 		return "", fmt.Errorf("locking %s: %w", def, err)
@@ -225,7 +303,11 @@ func (m *Manager) MoveWaiting(ctx context.Context, t *Table) (created int, moved
 		if lo == prev && stuck {
 			return created, moved, fmt.Errorf("moving the waiting rows of %s: rows of %s still wait, but their partition exists", t, FormatMicros(lo))
 		}
-		made, n, err := m.create(ctx, t, lo)
+		made, n, err := m.create(ctx, t, lo, moveShare)
+		if errors.Is(err, ErrWritersBusy) {
+			m.log.Warn("moving waiting rows deferred to the next pass", "table", t.String(), "partition_from", FormatMicros(lo), "err", err)
+			return created, moved, nil
+		}
 		if err != nil {
 			return created, moved, err
 		}

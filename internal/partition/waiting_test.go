@@ -301,3 +301,43 @@ func TestAnyWriterAdoptsOwnDefault(t *testing.T) {
 		t.Fatalf("maintain: %+v", res[0])
 	}
 }
+
+// TestAnyWriterOpenTransactionDefersMove: a writer that keeps a
+// transaction open on the parent does not make maintain queue the other
+// writers behind it for good: the move of waiting rows is deferred (no
+// error, the rows still wait and are visible) and done by the next pass
+// once the transaction ends.
+func TestAnyWriterOpenTransactionDefersMove(t *testing.T) {
+	ctx := context.Background()
+	pool := pgtest.Pool(t)
+	m := NewManager(pool, nil, time.Now)
+	tb, err := m.Create(ctx, anySpec("open"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, `INSERT INTO open VALUES (now() - interval '5 days', 1, 1)`); err != nil {
+		t.Fatal(err)
+	}
+	tx, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	if _, err := tx.Exec(ctx, `INSERT INTO open VALUES (now(), 2, 2)`); err != nil {
+		t.Fatal(err)
+	}
+	res := m.Maintain(ctx, []*Table{tb})
+	if res[0].Err != nil || res[0].Moved != 0 {
+		t.Fatalf("maintain beside an open writer: %+v, want the move deferred", res[0])
+	}
+	if n, _ := m.Waiting(ctx, tb); n != 1 {
+		t.Fatalf("%d rows wait, want 1", n)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if res := m.Maintain(ctx, []*Table{tb}); res[0].Err != nil || res[0].Moved != 1 {
+		t.Fatalf("maintain after the writer committed: %+v", res[0])
+	}
+	checkPlaced(t, pool, "open", day(), 2)
+}
