@@ -477,8 +477,11 @@ func newTableShowCmd(a *app) *cobra.Command {
 			fmt.Fprintf(w, "retention:    %s\n", orDash(j.Retention))
 			fmt.Fprintf(w, "accepts:      %s to %s\n", j.AcceptFrom, j.AcceptUntil)
 			fmt.Fprintf(w, "rows (est.):  %s\n", commas(j.Rows))
-			fmt.Fprintf(w, "waiting:      %s %s in %s (no partition yet; pgts maintain moves them)\n",
-				commas(j.Waiting), plural(j.Waiting, "row", "rows"), partition.DefaultName(t.Name))
+			fmt.Fprintf(w, "waiting:      %s %s in %s", commas(j.Waiting), plural(j.Waiting, "row", "rows"), partition.DefaultName(t.Name))
+			if j.Waiting > 0 {
+				fmt.Fprint(w, " (no partition yet; pgts maintain moves them)")
+			}
+			fmt.Fprintln(w)
 			fmt.Fprintf(w, "size:         %s table, %s indexes\n\n", humanBytes(j.TableBytes), humanBytes(j.IndexBytes))
 			tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "PARTITION\tFROM\tTO\tROWS (EST.)\tTABLE\tINDEXES")
