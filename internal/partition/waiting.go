@@ -45,6 +45,61 @@ func microsExpr(tt TimeType, expr string) string {
 	return "(extract(epoch FROM " + expr + ") * 1000000)"
 }
 
+// windowCondition returns SQL true when the time value expr is inside t's
+// accepted window at now(), as Table.Window computes it (and
+// pgts.accept_window, catalog migration 7): calendar arithmetic in UTC,
+// the premade horizon aligned as Bounds aligns partitions. Only built-in
+// functions of constants and now(), so per row it costs a few expression
+// steps.
+func windowCondition(t *Table, expr string) string {
+	utc := "(now() AT TIME ZONE 'UTC')" // a timestamp: month and day arithmetic in UTC
+	var lo, hi string                   // timestamps (UTC)
+	past := t.AcceptPast
+	if past == nil {
+		past = t.Retention
+	}
+	if past != nil {
+		lo = fmt.Sprintf("(%s - interval %s)", utc, pg.QuoteLiteral(past.String()))
+	}
+	switch {
+	case t.AcceptFuture != nil:
+		hi = fmt.Sprintf("(%s + interval %s)", utc, pg.QuoteLiteral(t.AcceptFuture.String()))
+	case t.Interval.Kind() == Calendar:
+		n := int64(t.Interval.Months)
+		month := fmt.Sprintf("((extract(year FROM %s)::integer - 1970) * 12 + extract(month FROM %s)::integer - 1)", utc, utc)
+		hi = fmt.Sprintf("(timestamp '1970-01-01' + make_interval(months => ((floor(%s::numeric / %d)::integer + %d) * %d)))", month, n, 1+t.Premake, n)
+	default:
+		d := int64(t.Interval.Days)*dayMicros + t.Interval.Micros
+		origin := "1970-01-01"
+		if d%weekMicros == 0 {
+			origin = "1970-01-05"
+		}
+		hi = fmt.Sprintf("(date_bin(interval '%d microseconds', %s, timestamp '%s') + interval '%d microseconds')", d, utc, origin, d*int64(1+t.Premake))
+	}
+	var conds []string
+	for _, b := range []struct {
+		bound, op string
+	}{{lo, ">="}, {hi, "<"}} {
+		if b.bound == "" {
+			continue
+		}
+		var v string
+		switch t.TimeType {
+		case Timestamptz:
+			v = "(" + b.bound + " AT TIME ZONE 'UTC')"
+		case Timestamp, Date:
+			v = b.bound
+		default: // bigint epoch: v*unit op bound ⇔ v op ceil(bound/unit)
+			v = fmt.Sprintf("ceil(extract(epoch FROM %s) * %d)::bigint", b.bound, 1000000/t.TimeType.unit())
+		}
+		conds = append(conds, fmt.Sprintf("%s %s %s", expr, b.op, v))
+	}
+	if len(conds) == 0 {
+		return "true"
+	}
+	return strings.Join(conds, " AND ")
+}
+
 // defaultOf returns the quoted, qualified DEFAULT partition of t and its
 // unquoted name, or "" when t has none.
 func defaultOf(ctx context.Context, db catalog.DB, t *Table) (qualified, name string, err error) {
@@ -87,19 +142,30 @@ func (m *Manager) EnsureDefault(ctx context.Context, t *Table) error {
 				return fmt.Errorf("creating the default partition of %s: %w", t, err)
 			}
 		}
-		var has bool
-		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_trigger WHERE tgrelid = to_regclass($1) AND tgname = $2)`, def, windowTrigger).Scan(&has); err != nil {
-			return err
+		// The trigger's condition spells the table's window in constant
+		// expressions of now(), evaluated without a function call or a
+		// catalog read per row; the comment records it, so a changed
+		// window replaces the trigger.
+		cond := windowCondition(t, "NEW."+pg.QuoteIdent(t.TimeColumn))
+		var comment *string
+		err = tx.QueryRow(ctx, `SELECT obj_description(oid, 'pg_trigger') FROM pg_trigger WHERE tgrelid = to_regclass($1) AND tgname = $2`, def, windowTrigger).Scan(&comment)
+		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+			return fmt.Errorf("reading the window trigger of %s: %w", name, err)
 		}
-		if has {
-			return nil
+		if err == nil {
+			if comment != nil && *comment == cond {
+				return nil
+			}
+			if _, err := tx.Exec(ctx, fmt.Sprintf("DROP TRIGGER %s ON %s", pg.QuoteIdent(windowTrigger), def)); err != nil {
+				return fmt.Errorf("replacing the window trigger of %s: %w", name, err)
+			}
 		}
-		col := pg.QuoteIdent(t.TimeColumn)
-		trig := fmt.Sprintf("CREATE TRIGGER %s BEFORE INSERT ON %s FOR EACH ROW WHEN (NOT pgts.window_accepts(%s, %s, %s)) "+
-			"EXECUTE FUNCTION pgts.refuse_outside_window(%s, %s, %s)",
-			pg.QuoteIdent(windowTrigger), def, pg.QuoteLiteral(t.Schema), pg.QuoteLiteral(t.Name), microsExpr(t.TimeType, "NEW."+col),
-			pg.QuoteLiteral(t.Schema), pg.QuoteLiteral(t.Name), pg.QuoteLiteral(t.TimeColumn))
-		if _, err := tx.Exec(ctx, trig); err != nil {
+		trig := fmt.Sprintf("CREATE TRIGGER %s BEFORE INSERT ON %s FOR EACH ROW WHEN (NOT (%s)) "+
+			"EXECUTE FUNCTION pgts.refuse_outside_window(%s, %s, %s);\nCOMMENT ON TRIGGER %s ON %s IS %s",
+			pg.QuoteIdent(windowTrigger), def, cond,
+			pg.QuoteLiteral(t.Schema), pg.QuoteLiteral(t.Name), pg.QuoteLiteral(t.TimeColumn),
+			pg.QuoteIdent(windowTrigger), def, pg.QuoteLiteral(cond))
+		if _, err := tx.Exec(ctx, trig, pgx.QueryExecModeSimpleProtocol); err != nil {
 			return fmt.Errorf("creating the window trigger of %s: %w", name, err)
 		}
 		return nil

@@ -341,3 +341,61 @@ func TestAnyWriterOpenTransactionDefersMove(t *testing.T) {
 	}
 	checkPlaced(t, pool, "open", day(), 2)
 }
+
+// TestWindowConditionAgreesWithWindow holds the trigger's SQL condition to
+// Table.Window, for each kind of interval, with and without accept-past
+// and accept-future, for each time type: the column value just inside
+// each end is accepted, the one just outside refused. Ends relative to
+// now are probed a second inside and outside (the server's now() and the
+// test's differ by milliseconds); premade ends, aligned, to the unit.
+func TestWindowConditionAgreesWithWindow(t *testing.T) {
+	ctx := context.Background()
+	pool := pgtest.Pool(t)
+	past, future := &Interval{Months: 1, Days: 3}, &Interval{Days: 2, Micros: 3600e6}
+	types := []TimeType{Timestamptz, Timestamp, Date, EpochSeconds, EpochMillis, EpochMicros}
+	for _, iv := range []Interval{{Months: 1}, {Months: 3}, {Days: 7}, {Days: 14}, {Days: 1}, {Micros: 3600e6}, {Micros: 5400e6}} {
+		for _, tt := range types {
+			if tt.CheckInterval(iv) != nil {
+				continue
+			}
+			for _, w := range []struct{ past, future *Interval }{{nil, nil}, {past, nil}, {past, future}} {
+				tb := &Table{Schema: "public", Name: "x", TimeColumn: "time", TimeType: tt, Interval: iv, Premake: 2, AcceptPast: w.past, AcceptFuture: w.future}
+				lo, hi := tb.Window(time.Now())
+				probe := func(micros int64, want bool) {
+					t.Helper()
+					lit := BoundLiteral(tt, micros)
+					if tt == Date || tt.unit() > 1 {
+						lit = BoundLiteral(tt, micros-micros%tt.unit()) // the unit holding micros, rounded down
+						if micros%tt.unit() < 0 {
+							lit = BoundLiteral(tt, micros-micros%tt.unit()-tt.unit())
+						}
+					}
+					var got bool
+					q := "SELECT " + windowCondition(tb, lit)
+					if err := pool.QueryRow(ctx, q).Scan(&got); err != nil {
+						t.Fatalf("%s: %v", q, err)
+					}
+					if got != want {
+						t.Errorf("interval %s, %s, past %v, future %v: %s accepted = %v, want %v (window %s to %s)",
+							iv, tt, w.past, w.future, lit, got, want, FormatMicros(lo), FormatMicros(hi))
+					}
+				}
+				slack := int64(2e6)
+				if tt == Date {
+					slack = dayMicros
+				}
+				if w.past != nil {
+					probe(lo+slack, true)
+					probe(lo-slack, false)
+				}
+				if w.future != nil {
+					probe(hi-slack, true)
+					probe(hi+slack, false)
+				} else {
+					probe(hi-1, true)
+					probe(hi, false)
+				}
+			}
+		}
+	}
+}
