@@ -6,7 +6,7 @@ BIN     := bin/pgts
 VERSION := $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X github.com/pgts/pgts/internal/cli.Version=$(VERSION)
 
-.PHONY: all build deps test-deps demo test fmt-check vet parity bench-render bench-load bench-parse bench-bulk bench-insert bench-partition bench-serve bench-events bench-memory bench-study bench-sql clean
+.PHONY: all build deps test-deps demo test fmt-check vet parity bench-render bench-load bench-parse bench-bulk bench-insert bench-partition bench-serve bench-events bench-insert-any bench-memory bench-study bench-sql clean
 
 all: build
 
@@ -157,6 +157,15 @@ bench-events: deps build
 	$(BIN) bench events --stores plain,pgts --sessions 16 --rows $(EVENTS_ROWS) --doc-bytes 2048 --week-rows $(EVENTS_WEEK_ROWS) \
 		--checkpoint-timeout $(EVENTS_CHECKPOINT) --memory-limit $(EVENTS_MEMORY) --out bench-results/$(STAMP)-events | tee bench-results/events.txt
 	$(BIN) report bench-results/$(STAMP)-events
+
+# bench-insert-any: any SQL client's INSERTs into partitions not made yet
+# (they wait in the DEFAULT partition) against premade ones: 16 sessions of
+# 1-row INSERTs and a multi-row INSERT backfill, rounds interleaved, medians
+# (pgts bench insert-any; ANY_ARGS to resize).
+ANY_ARGS ?= --sessions 16 --rows 40000 --backfill-rows 400000 --repeat 3
+bench-insert-any: deps build
+	@mkdir -p bench-results
+	$(BIN) bench insert-any $(ANY_ARGS) --out bench-results/$(STAMP)-insert-any | tee bench-results/insert-any.md
 
 # bench-memory: the loading study's question (does loading slow down when
 # the index outgrows memory?) with a (device, time) index, 1,000 and

@@ -293,15 +293,16 @@ func (r *eventsRunner) session(ctx context.Context, rows <-chan []any, stop <-ch
 	}
 }
 
-// measureSizes reads the row's partitions, the table's size and each
-// index's size, summed over partitions.
+// measureSizes reads the row's partitions (time partitions: the DEFAULT
+// partition is not counted), the table's size and each index's size,
+// summed over partitions.
 func (r *eventsRunner) measureSizes(ctx context.Context, run *EventsRun) error {
 	// pg_partition_tree lists a partitioned relation's leaves, and
 	// nothing for a plain one.
 	const size = `WITH leaves AS (SELECT relid FROM pg_partition_tree($1::regclass) WHERE isleaf)
 		SELECT CASE WHEN (SELECT count(*) FROM leaves) = 0 AND (SELECT relkind FROM pg_class WHERE oid = $1::regclass) IN ('r', 'i')
 			THEN %[1]s($1::regclass) ELSE (SELECT coalesce(sum(%[1]s(relid)), 0) FROM leaves)::bigint END,
-		(SELECT count(*) FROM leaves)::int`
+		(SELECT count(*) FROM leaves WHERE relid IS DISTINCT FROM (SELECT partdefid FROM pg_partitioned_table WHERE partrelid = $1::regclass))::int`
 	var leaves int
 	if err := r.pool.QueryRow(ctx, fmt.Sprintf(size, "pg_table_size"), eventsTable).Scan(&run.TableBytes, &leaves); err != nil {
 		return err

@@ -227,6 +227,68 @@ var migrations = []string{
 	// REPLACE, IF NOT EXISTS) so that it applies whatever migrations
 	// precede it and can be renumbered.
 	sqlfn.Install(),
+	// 8 (any writer): the accepted window of a series table, computed at
+	// the server's now() as partition.Table.Window computes it, and the
+	// trigger of the table's DEFAULT partition (NAME_default) that refuses
+	// rows outside it. Times are numeric microseconds since the epoch, so
+	// infinity and far-off epochs compare without overflow.
+	// Self-contained (CREATE OR REPLACE).
+	`CREATE OR REPLACE FUNCTION pgts.accept_window(p_schema text, p_name text, OUT lo numeric, OUT hi numeric)
+	LANGUAGE plpgsql STABLE AS $fn$
+	DECLARE
+		s record;
+		now_utc timestamp := now() AT TIME ZONE 'UTC';
+		d numeric;
+		origin numeric;
+		m integer;
+		n integer;
+	BEGIN
+		SELECT retention, accept_past, accept_future, premake, interval_months, interval_days, interval_micros
+			INTO s FROM pgts.series_table WHERE table_schema = p_schema AND table_name = p_name;
+		IF NOT FOUND THEN
+			RETURN; -- not a series table (any more): no window
+		END IF;
+		lo := '-Infinity';
+		IF coalesce(s.accept_past, s.retention) IS NOT NULL THEN
+			lo := extract(epoch FROM now_utc - coalesce(s.accept_past, s.retention)) * 1000000;
+		END IF;
+		IF s.accept_future IS NOT NULL THEN
+			hi := extract(epoch FROM now_utc + s.accept_future) * 1000000;
+		ELSIF s.interval_months > 0 THEN
+			-- the end of the premade partitions: whole months from 1970-01
+			n := s.interval_months;
+			m := (extract(year FROM now_utc)::integer - 1970) * 12 + extract(month FROM now_utc)::integer - 1;
+			hi := extract(epoch FROM timestamp '1970-01-01' + make_interval(months => (floor(m::numeric / n)::integer + 1 + s.premake) * n)) * 1000000;
+		ELSE
+			-- fixed durations from the epoch, whole weeks from Monday 1970-01-05
+			d := s.interval_days::numeric * 86400000000 + s.interval_micros;
+			origin := CASE WHEN d % 604800000000 = 0 THEN 345600000000 ELSE 0 END;
+			hi := floor((extract(epoch FROM now_utc) * 1000000 - origin) / d) * d + origin + d * (1 + s.premake);
+		END IF;
+	END
+	$fn$;
+	COMMENT ON FUNCTION pgts.accept_window(text, text) IS 'The times [lo, hi) in microseconds since the epoch that series table p_schema.p_name accepts now (NULLs when it is not one): pgts load rejects rows outside it, and the DEFAULT partition refuses them.';
+	CREATE OR REPLACE FUNCTION pgts.window_accepts(p_schema text, p_name text, micros numeric) RETURNS boolean
+	LANGUAGE sql STABLE AS $fn$
+		SELECT w.lo IS NULL OR (micros >= w.lo AND micros < w.hi) FROM pgts.accept_window(p_schema, p_name) w
+	$fn$;
+	CREATE OR REPLACE FUNCTION pgts.refuse_outside_window() RETURNS trigger
+	LANGUAGE plpgsql AS $fn$
+	DECLARE
+		w record;
+		shown text;
+	BEGIN
+		SELECT * INTO w FROM pgts.accept_window(TG_ARGV[0], TG_ARGV[1]);
+		shown := to_jsonb(NEW) ->> TG_ARGV[2];
+		RAISE EXCEPTION USING ERRCODE = 'check_violation',
+			MESSAGE = format('%s %s is outside the accepted window of series table %s (%s to %s), and no partition holds it',
+				quote_ident(TG_ARGV[2]), coalesce(shown, 'NULL'), quote_ident(TG_ARGV[0]) || '.' || quote_ident(TG_ARGV[1]),
+				CASE WHEN w.lo = '-Infinity' THEN 'unlimited' ELSE to_char(to_timestamp(w.lo / 1000000) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') END,
+				to_char(to_timestamp(w.hi / 1000000) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"')),
+			HINT = 'pgts accepts times from now minus the table''s accept-past (or retention) to now plus its accept-future (or to the end of the premade partitions): check the time, or widen the window (pgts table create --accept-past, --accept-future).';
+	END
+	$fn$;
+	COMMENT ON FUNCTION pgts.refuse_outside_window() IS 'Trigger of a series table''s DEFAULT partition (arguments: schema, table, time column): refuses a row whose time is outside the accepted window.';`,
 }
 
 // Version is the catalog version this build of pgts writes.

@@ -27,7 +27,7 @@ cluster). Every run starts from a fresh table and a CHECKPOINT, verifies its
 row count, and measures rows/s and the CPU seconds of the client and of the
 server processes (when the server runs on this machine).`,
 	}
-	cmd.AddCommand(newBenchLoadCmd(a), newBenchPartitionCmd(a), newBenchInsertCmd(a), newBenchServeCmd(a), newBenchEventsCmd(a), newBenchStudyCmd(a))
+	cmd.AddCommand(newBenchLoadCmd(a), newBenchPartitionCmd(a), newBenchInsertCmd(a), newBenchServeCmd(a), newBenchEventsCmd(a), newBenchStudyCmd(a), newBenchInsertAnyCmd(a))
 	return cmd
 }
 

@@ -27,11 +27,14 @@ func newMaintainCmd(a *app) *cobra.Command {
 	var every time.Duration
 	cmd := &cobra.Command{
 		Use:   "maintain [TABLE]",
-		Short: "Premake partitions and apply retention, once or in a loop",
+		Short: "Premake partitions, apply retention and move waiting rows, once or in a loop",
 		Long: `Premake the partitions of every series table (or of TABLE) up to --premake
-intervals ahead of now, and drop the partitions that are entirely older than
-the retention. A failure on one table is reported and the others are still
-maintained; the exit status is 1 if any table failed.
+intervals ahead of now, drop the partitions that are entirely older than
+the retention, and move the rows other writers (INSERT, COPY from any SQL
+client) left in the table's default partition, NAME_default, into the
+partitions of their times, made for them. A failure on one table is
+reported and the others are still maintained; the exit status is 1 if any
+table failed.
 
 With --every, run forever (until SIGINT/SIGTERM) at that period. Several
 maintain processes and loaders may run at once: partition creation and
@@ -83,7 +86,7 @@ func maintainOnce(ctx context.Context, a *app, m *partition.Manager, args []stri
 			failed++
 			continue
 		}
-		a.log.Info("maintained", "table", r.Table, "created", r.Created, "dropped", len(r.Dropped))
+		a.log.Info("maintained", "table", r.Table, "created", r.Created, "dropped", len(r.Dropped), "moved_rows", r.Moved)
 	}
 	if len(args) == 0 {
 		// the partitions of sharded tables live on the shards (shard.go)

@@ -225,7 +225,11 @@ func newTableListCmd(a *app) *cobra.Command {
 				if err != nil {
 					return err
 				}
-				out = append(out, describeTable(t, parts, m.Now(), false))
+				j := describeTable(t, parts, m.Now(), false)
+				if j.Waiting, err = m.Waiting(ctx, t); err != nil {
+					return err
+				}
+				out = append(out, j)
 			}
 			if err := addPending(ctx, pool, out); err != nil {
 				return err
@@ -257,6 +261,10 @@ func newTableListCmd(a *app) *cobra.Command {
 				return err
 			}
 			for _, t := range out {
+				if t.Waiting > 0 {
+					fmt.Fprintf(a.env.Stdout, "%s: %s %s wait in its default partition for their partitions (pgts maintain moves them)\n",
+						t.Table, commas(t.Waiting), plural(t.Waiting, "row", "rows"))
+				}
 				writePendingNote(a.env.Stdout, t)
 			}
 			if err := writeShardedList(a.env.Stdout, out); err != nil {
@@ -305,6 +313,10 @@ type tableJSON struct {
 	// Stale is set (and nothing else but Table) for a catalog entry whose
 	// table was dropped or replaced outside pgts; listing removed it.
 	Stale string `json:"stale,omitempty"`
+	// Waiting counts the rows in the DEFAULT partition (NAME_default):
+	// written by any SQL client for times whose partition did not exist,
+	// moved into it by pgts maintain and every pgts load.
+	Waiting int64 `json:"waiting_rows"`
 	// Pending lists the partitions interrupted bulk loads made and filled
 	// but have not attached: their rows are not visible yet.
 	Pending []pendingJSON `json:"pending_bulk_partitions,omitempty"`
@@ -443,6 +455,9 @@ func newTableShowCmd(a *app) *cobra.Command {
 				return err
 			}
 			j := describeTable(t, parts, m.Now(), true)
+			if j.Waiting, err = m.Waiting(ctx, t); err != nil {
+				return err
+			}
 			one := []tableJSON{j}
 			if err := addPending(ctx, pool, one); err != nil {
 				return err
@@ -462,6 +477,11 @@ func newTableShowCmd(a *app) *cobra.Command {
 			fmt.Fprintf(w, "retention:    %s\n", orDash(j.Retention))
 			fmt.Fprintf(w, "accepts:      %s to %s\n", j.AcceptFrom, j.AcceptUntil)
 			fmt.Fprintf(w, "rows (est.):  %s\n", commas(j.Rows))
+			fmt.Fprintf(w, "waiting:      %s %s in %s", commas(j.Waiting), plural(j.Waiting, "row", "rows"), partition.DefaultName(t.Name))
+			if j.Waiting > 0 {
+				fmt.Fprint(w, " (no partition yet; pgts maintain moves them)")
+			}
+			fmt.Fprintln(w)
 			fmt.Fprintf(w, "size:         %s table, %s indexes\n\n", humanBytes(j.TableBytes), humanBytes(j.IndexBytes))
 			tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "PARTITION\tFROM\tTO\tROWS (EST.)\tTABLE\tINDEXES")

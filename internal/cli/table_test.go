@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -79,5 +80,47 @@ func TestTableCreateMessages(t *testing.T) {
 	_, stderr, code = run(t, env, "table", "create", "m", "--columns", "time bigint not null")
 	if code == 0 || !strings.Contains(stderr, "--epoch") {
 		t.Errorf("bigint time column without --epoch: %d %q", code, stderr)
+	}
+}
+
+// TestTableShowWaiting: a row a SQL client inserted for a day without a
+// partition is counted as waiting by table show and list, and maintain
+// moves it.
+func TestTableShowWaiting(t *testing.T) {
+	db := pgtest.DB(t)
+	env := map[string]string{"DATABASE_URL": db}
+	if _, stderr, code := run(t, env, "table", "create", "w", "--columns", "time timestamptz not null, v float8",
+		"--interval", "1 day", "--premake", "1", "--retention", "30 days"); code != 0 {
+		t.Fatalf("create: %d %s", code, stderr)
+	}
+	pool := pgtest.PoolFor(t, db)
+	if _, err := pool.Exec(context.Background(), `INSERT INTO w VALUES (now() - interval '3 days', 1), (now() - interval '3 days', 2)`); err != nil {
+		t.Fatalf("INSERT into a day without a partition: %v", err)
+	}
+	show := func() (tableJSON, string) {
+		t.Helper()
+		out, stderr, code := run(t, env, "table", "show", "w", "--json")
+		if code != 0 {
+			t.Fatalf("show: %d %s", code, stderr)
+		}
+		var j tableJSON
+		if err := json.Unmarshal([]byte(out), &j); err != nil {
+			t.Fatalf("show --json: %v\n%s", err, out)
+		}
+		text, _, _ := run(t, env, "table", "show", "w")
+		return j, text
+	}
+	j, text := show()
+	if j.Waiting != 2 || j.PartitionCount != 2 || !strings.Contains(text, "waiting:      2 rows in w_default") || strings.Contains(text, "w_default\t") {
+		t.Fatalf("before maintain: waiting %d, %d partitions, show:\n%s", j.Waiting, j.PartitionCount, text)
+	}
+	if out, _, _ := run(t, env, "table", "list"); !strings.Contains(out, "public.w: 2 rows wait") {
+		t.Fatalf("list does not say rows wait:\n%s", out)
+	}
+	if _, stderr, code := run(t, env, "maintain"); code != 0 || !strings.Contains(stderr, "moved_rows=2") {
+		t.Fatalf("maintain: %d %q", code, stderr)
+	}
+	if j, text = show(); j.Waiting != 0 || j.PartitionCount != 3 {
+		t.Fatalf("after maintain: waiting %d, %d partitions, show:\n%s", j.Waiting, j.PartitionCount, text)
 	}
 }

@@ -599,6 +599,15 @@ func (l *Loader) indexAndAttach(ctx context.Context, tx pgx.Tx, p *bulkPart, ser
 	}
 	t1 := time.Now()
 	lo, hi := partition.BoundLiteral(t.TimeType, p.lo), partition.BoundLiteral(t.TimeType, p.hi)
+	// Rows other writers left in the DEFAULT partition for this range
+	// join the partition in this transaction: the ATTACH would refuse
+	// them, and no reader sees them twice or not at all.
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1, hashtext($2))`, catalog.LockKey, t.String()); err != nil {
+		return time.Time{}, fmt.Errorf("attaching partition %q to %s: %w", p.name, t, err)
+	}
+	if _, err := partition.MoveFromDefault(ctx, tx, t, p.table, p.lo, p.hi, partition.BulkShare, l.log); err != nil {
+		return time.Time{}, fmt.Errorf("attaching partition %q to %s: %w", p.name, t, err)
+	}
 	ddl := fmt.Sprintf(`SELECT pg_advisory_xact_lock(%d, hashtext(%s));
 		ALTER TABLE %s ATTACH PARTITION %s FOR VALUES FROM (%s) TO (%s);
 		ALTER TABLE %s DROP CONSTRAINT %s;

@@ -185,6 +185,10 @@ type Summary struct {
 	Complete    bool          `json:"complete"`
 	// LoadID is the load's ID (made for a bulk load given none).
 	LoadID string `json:"load_id,omitempty"`
+	// Moved counts the rows other writers left waiting in the series
+	// table's DEFAULT partition that the load's end moved into their
+	// partitions (partition.Manager.MoveWaiting).
+	Moved int64 `json:"waiting_rows_moved,omitempty"`
 	// Pending: after an interrupted or failed bulk load, its partitions
 	// whose rows are committed but not attached (invisible until a rerun
 	// of the load completes).
@@ -398,6 +402,17 @@ func (l *Loader) Run(ctx context.Context, src Source) (Summary, error) {
 	s.Complete = routeErr == nil && workErr == nil
 	if s.Complete && l.cfg.Analyze && s.Batches > 0 {
 		l.analyze(context.WithoutCancel(ctx), r)
+	}
+	if s.Complete && l.target.Series != nil && l.mgr != nil {
+		// Rows any SQL client wrote for partitions not made yet reach
+		// them at every load, not only at maintain; the load's rows are
+		// committed, so a failure is a warning.
+		made, moved, err := l.mgr.MoveWaiting(context.WithoutCancel(ctx), l.target.Series)
+		if err != nil {
+			l.log.Warn("the load completed, but moving the rows waiting in the default partition failed (pgts maintain retries)", "err", err)
+		}
+		s.Created += made
+		s.Moved = moved
 	}
 	if s.Complete && l.cfg.LoadID != "" {
 		// The rows are committed whatever happens here: a failure is a

@@ -13,7 +13,9 @@ import (
 // partitioned by range (restored from a table-only dump, or made by hand)
 // registers it as it is, rows and partitions included, when each partition
 // covers exactly one interval as pgts aligns it; pgts then premakes the
-// partitions after them and applies retention as for its own.
+// partitions after them and applies retention as for its own. A DEFAULT
+// partition is adopted when it is named as pgts names its own
+// (NAME_default); its rows wait to be moved like any writer's.
 
 // partitionedBy returns the partitioning strategy of qname ('r', 'l', 'h')
 // and its single key column ("" for an expression or a multi-column key),
@@ -68,7 +70,11 @@ func checkAdoptedPartitions(ctx context.Context, tx pgx.Tx, s CreateSpec, tt Tim
 			return err
 		}
 		if bound == "DEFAULT" {
-			return fmt.Errorf("adopting %s: partition %q is a DEFAULT partition; pgts rejects rows outside the accepted window instead, so move its rows into range partitions and drop it first", qname, name)
+			if name == DefaultName(s.Name) && kind == "r" {
+				continue // pgts' own: its rows wait to be moved into their partitions
+			}
+			return fmt.Errorf("adopting %s: partition %q is a DEFAULT partition; pgts keeps its own, %q, whose rows it moves into their partitions: rename it to that (ALTER TABLE ... RENAME TO), or move its rows into range partitions and drop it first",
+				qname, name, DefaultName(s.Name))
 		}
 		lo, hi, err := ParseBound(tt, bound)
 		if err != nil {

@@ -162,7 +162,8 @@ func splitTopLevel(s string) []string {
 var ErrUniqueWithoutTime = errors.New("unique constraint without the time column")
 
 // Create makes a series table: the partitioned parent, its indexes, its
-// catalog row, and its first partitions (the current one and Premake more).
+// catalog row, its DEFAULT partition (EnsureDefault), and its first
+// partitions (the current one and Premake more).
 func (m *Manager) Create(ctx context.Context, s CreateSpec) (*Table, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
@@ -265,6 +266,9 @@ func (m *Manager) Create(ctx context.Context, s CreateSpec) (*Table, error) {
 	})
 	if err != nil {
 		return nil, err
+	}
+	if err := m.EnsureDefault(ctx, t); err != nil {
+		return t, fmt.Errorf("table %s created, but making its default partition failed (pgts maintain retries): %w", t, err)
 	}
 	if _, err := m.Premake(ctx, t); err != nil {
 		return t, fmt.Errorf("table %s created, but making its first partitions failed (pgts maintain retries): %w", t, err)

@@ -116,8 +116,8 @@ type Partition struct {
 	IndexBytes int64
 }
 
-// Partitions reads the table's partitions, their bounds and sizes, ordered
-// by time.
+// Partitions reads the table's time partitions, their bounds and sizes,
+// ordered by time; the DEFAULT partition (see Waiting) is not one of them.
 func (m *Manager) Partitions(ctx context.Context, t *Table) ([]Partition, error) {
 	rows, err := m.db.Query(ctx, `SELECT c.relname::text, pg_get_expr(c.relpartbound, c.oid),
 			coalesce((SELECT sum(greatest(l.reltuples, 0))::bigint FROM pg_partition_tree(c.oid) p JOIN pg_class l ON l.oid = p.relid WHERE p.isleaf), 0),
@@ -125,7 +125,8 @@ func (m *Manager) Partitions(ctx context.Context, t *Table) ([]Partition, error)
 			coalesce((SELECT sum(pg_table_size(p.relid)) FROM pg_partition_tree(c.oid) p WHERE p.isleaf), 0)::bigint,
 			coalesce((SELECT sum(pg_indexes_size(p.relid)) FROM pg_partition_tree(c.oid) p WHERE p.isleaf), 0)::bigint
 		FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
-		WHERE i.inhparent = to_regclass($1)`, t.Qualified())
+		WHERE i.inhparent = to_regclass($1)
+			AND c.oid IS DISTINCT FROM (SELECT partdefid FROM pg_partitioned_table WHERE partrelid = to_regclass($1))`, t.Qualified())
 	if err != nil {
 		return nil, fmt.Errorf("listing partitions of %s: %w", t, err)
 	}
@@ -220,7 +221,7 @@ func (m *Manager) ensureBounds(ctx context.Context, t *Table, los []int64) (int,
 	slices.Sort(missing)
 	created := 0
 	for _, lo := range missing {
-		ok, err := m.create(ctx, t, lo)
+		ok, _, err := m.create(ctx, t, lo, createShare)
 		if err != nil {
 			return created, err
 		}
@@ -262,39 +263,48 @@ func (m *Manager) Forget(t *Table) {
 }
 
 // create makes the partition starting at lo unless another creator made it
-// first. It never blocks writers of existing partitions: the new table is
-// built on its own (with a CHECK constraint equal to its bounds, so the
-// ATTACH needs no validation scan), then attached, which takes only a SHARE
-// UPDATE EXCLUSIVE lock on the parent; the CHECK is then dropped so rows
-// are not checked twice.
-func (m *Manager) create(ctx context.Context, t *Table, lo int64) (bool, error) {
+// first, moving into it the rows of its range that wait in the table's
+// DEFAULT partition (see MoveFromDefault; share says how it waits for
+// writers into the parent); it returns whether it made the
+// partition and the rows moved. It never blocks writers of existing
+// partitions: the new table is built on its own (with a CHECK constraint
+// equal to its bounds, so the ATTACH needs no validation scan), then
+// attached, which takes only a SHARE UPDATE EXCLUSIVE lock on the parent
+// (and ACCESS EXCLUSIVE on the DEFAULT partition); the CHECK is then
+// dropped so rows are not checked twice.
+func (m *Manager) create(ctx context.Context, t *Table, lo int64, share ShareLock) (bool, int64, error) {
 	start := time.Now()
 	hi := Next(t.Interval, lo)
 	name, err := Name(t.Name, t.Interval, lo)
 	if err != nil {
-		return false, err
+		return false, 0, err
 	}
 	leaf := pg.QuoteQualified(t.Schema, name)
 	col := pg.QuoteIdent(t.TimeColumn)
 	loLit, hiLit := BoundLiteral(t.TimeType, lo), BoundLiteral(t.TimeType, hi)
 	tx, err := m.db.Begin(ctx)
 	if err != nil {
-		return false, fmt.Errorf("creating partition %q: %w", name, err)
+		return false, 0, fmt.Errorf("creating partition %q: %w", name, err)
 	}
 	defer tx.Rollback(ctx) //nolint:errcheck // after Commit it is a no-op
 	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1, hashtext($2))`, catalog.LockKey, t.String()); err != nil {
-		return false, fmt.Errorf("locking %s for partition creation: %w", t, err)
+		return false, 0, fmt.Errorf("locking %s for partition creation: %w", t, err)
 	}
 	var exists bool
 	if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
 			WHERE i.inhparent = to_regclass($1) AND c.relname = $2)`, t.Qualified(), name).Scan(&exists); err != nil {
-		return false, fmt.Errorf("checking partition %q: %w", name, err)
+		return false, 0, fmt.Errorf("checking partition %q: %w", name, err)
 	}
 	if exists {
-		return false, nil
+		return false, 0, nil
 	}
 	if err := checkFree(ctx, tx, t, name); err != nil {
-		return false, err
+		return false, 0, err
+	}
+	// before the parent is touched: CREATE TABLE LIKE takes a weaker lock
+	def, err := lockDefault(ctx, tx, t, share, m.log)
+	if err != nil {
+		return false, 0, fmt.Errorf("creating partition %q of %s: %w", name, t, err)
 	}
 	var ddl strings.Builder
 	fmt.Fprintf(&ddl, "CREATE TABLE %s (LIKE %s INCLUDING DEFAULTS INCLUDING CONSTRAINTS INCLUDING STORAGE INCLUDING COMMENTS)", leaf, t.Qualified())
@@ -311,16 +321,24 @@ func (m *Manager) create(ctx context.Context, t *Table, lo int64) (bool, error) 
 		fmt.Fprintf(&ddl, "CREATE TABLE %s PARTITION OF %s FOR VALUES WITH (MODULUS %d, REMAINDER %d);\n",
 			pg.QuoteQualified(t.Schema, HashName(name, i)), leaf, t.HashPartitions, i)
 	}
-	fmt.Fprintf(&ddl, "ALTER TABLE %s ATTACH PARTITION %s FOR VALUES FROM (%s) TO (%s);\n", t.Qualified(), leaf, loLit, hiLit)
-	fmt.Fprintf(&ddl, "ALTER TABLE %s DROP CONSTRAINT %s;\n", leaf, check)
 	if _, err := tx.Exec(ctx, ddl.String(), pgx.QueryExecModeSimpleProtocol); err != nil {
-		return false, fmt.Errorf("creating partition %q of %s: %w", name, t, err)
+		return false, 0, fmt.Errorf("creating partition %q of %s: %w", name, t, err)
+	}
+	moved, err := moveRows(ctx, tx, t, def, leaf, lo, hi)
+	if err != nil {
+		return false, 0, fmt.Errorf("creating partition %q of %s: %w", name, t, err)
+	}
+	attach := fmt.Sprintf("ALTER TABLE %s ATTACH PARTITION %s FOR VALUES FROM (%s) TO (%s);\nALTER TABLE %s DROP CONSTRAINT %s;\n",
+		t.Qualified(), leaf, loLit, hiLit, leaf, check)
+	if _, err := tx.Exec(ctx, attach, pgx.QueryExecModeSimpleProtocol); err != nil {
+		return false, 0, fmt.Errorf("creating partition %q of %s: %w", name, t, err)
 	}
 	if err := tx.Commit(ctx); err != nil {
-		return false, fmt.Errorf("creating partition %q of %s: %w", name, t, err)
+		return false, 0, fmt.Errorf("creating partition %q of %s: %w", name, t, err)
 	}
-	m.log.Debug("created partition", "table", t.String(), "partition", name, "from", FormatMicros(lo), "to", FormatMicros(hi), "took", time.Since(start))
-	return true, nil
+	m.log.Debug("created partition", "table", t.String(), "partition", name, "from", FormatMicros(lo), "to", FormatMicros(hi),
+		"moved_rows", moved, "took", time.Since(start))
+	return true, moved, nil
 }
 
 // Premake creates the partition holding now and the Premake partitions

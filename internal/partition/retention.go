@@ -47,11 +47,15 @@ func (m *Manager) Expired(ctx context.Context, t *Table) ([]Partition, int64, er
 const LockTimeout = 5 * time.Second
 
 // ApplyRetention drops (never merely detaches) the expired partitions, one
-// transaction each. It returns those dropped; on error, the ones dropped
+// transaction each, and deletes the rows waiting in the DEFAULT partition
+// whose partition would be expired (no others). It returns those dropped; on error, the ones dropped
 // before it.
 func (m *Manager) ApplyRetention(ctx context.Context, t *Table) ([]Partition, error) {
 	expired, _, err := m.Expired(ctx, t)
 	if err != nil {
+		return nil, err
+	}
+	if _, err := m.deleteExpiredWaiting(ctx, t); err != nil {
 		return nil, err
 	}
 	var dropped []Partition
@@ -81,21 +85,31 @@ func (m *Manager) ApplyRetention(ctx context.Context, t *Table) ([]Partition, er
 // MaintainResult is the outcome of one table's maintenance.
 type MaintainResult struct {
 	Table   string
-	Created int
+	Created int // partitions made, for the premade horizon and for waiting rows
 	Dropped []Partition
+	Moved   int64 // rows moved from the DEFAULT partition into their partitions
 	Err     error
 }
 
-// Maintain premakes partitions and applies retention for each table. A
-// failure on one table is recorded in its result and does not stop the
-// others.
+// Maintain gives each table its DEFAULT partition when it lacks one,
+// premakes partitions, applies retention, and moves the rows waiting in the
+// DEFAULT partition into their partitions (MoveWaiting). A failure on one
+// table is recorded in its result and does not stop the others.
 func (m *Manager) Maintain(ctx context.Context, tables []*Table) []MaintainResult {
 	out := make([]MaintainResult, 0, len(tables))
 	for _, t := range tables {
 		r := MaintainResult{Table: t.String()}
-		r.Created, r.Err = m.Premake(ctx, t)
+		r.Err = m.EnsureDefault(ctx, t)
+		if r.Err == nil {
+			r.Created, r.Err = m.Premake(ctx, t)
+		}
 		if r.Err == nil {
 			r.Dropped, r.Err = m.ApplyRetention(ctx, t)
+		}
+		if r.Err == nil {
+			var made int
+			made, r.Moved, r.Err = m.MoveWaiting(ctx, t)
+			r.Created += made
 		}
 		if r.Err != nil {
 			m.log.Error("maintenance failed", "table", t.String(), "err", r.Err)
