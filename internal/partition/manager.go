@@ -313,6 +313,8 @@ func (m *Manager) create(ctx context.Context, t *Table, lo int64) (bool, error) 
 	}
 	fmt.Fprintf(&ddl, "ALTER TABLE %s ATTACH PARTITION %s FOR VALUES FROM (%s) TO (%s);\n", t.Qualified(), leaf, loLit, hiLit)
 	fmt.Fprintf(&ddl, "ALTER TABLE %s DROP CONSTRAINT %s;\n", leaf, check)
+	// statement triggers of the table's rollups, for writes naming the partition (catalog migration 8)
+	fmt.Fprintf(&ddl, "SELECT pgts.rollup_partition_made(%s, %s);\n", pg.QuoteLiteral(t.Qualified()), pg.QuoteLiteral(leaf))
 	if _, err := tx.Exec(ctx, ddl.String(), pgx.QueryExecModeSimpleProtocol); err != nil {
 		return false, fmt.Errorf("creating partition %q of %s: %w", name, t, err)
 	}
