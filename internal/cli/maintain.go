@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/pgts/pgts/internal/catalog"
 	"github.com/pgts/pgts/internal/partition"
 )
 
@@ -27,11 +28,12 @@ func newMaintainCmd(a *app) *cobra.Command {
 	var every time.Duration
 	cmd := &cobra.Command{
 		Use:   "maintain [TABLE]",
-		Short: "Premake partitions and apply retention, once or in a loop",
+		Short: "Premake partitions, apply retention and refresh rollups, once or in a loop",
 		Long: `Premake the partitions of every series table (or of TABLE) up to --premake
 intervals ahead of now, and drop the partitions that are entirely older than
-the retention. A failure on one table is reported and the others are still
-maintained; the exit status is 1 if any table failed.
+the retention, then refresh the rollups (of TABLE, or all). A failure on one
+table or rollup is reported and the others are still maintained; the exit
+status is 1 if any failed.
 
 With --every, run forever (until SIGINT/SIGTERM) at that period. Several
 maintain processes and loaders may run at once: partition creation and
@@ -51,7 +53,7 @@ retention are serialised per table in the database.`,
 			}
 			defer pool.Close()
 			for {
-				err := maintainOnce(ctx, a, m, args)
+				err := maintainOnce(ctx, a, pool, m, args)
 				if every == 0 {
 					return err
 				}
@@ -72,7 +74,7 @@ retention are serialised per table in the database.`,
 	return cmd
 }
 
-func maintainOnce(ctx context.Context, a *app, m *partition.Manager, args []string) error {
+func maintainOnce(ctx context.Context, a *app, db catalog.DB, m *partition.Manager, args []string) error {
 	tables, err := selectTables(ctx, m, args)
 	if err != nil {
 		return err
@@ -95,8 +97,15 @@ func maintainOnce(ctx context.Context, a *app, m *partition.Manager, args []stri
 			return fmt.Errorf("maintenance failed on %d shards (see above); run it again once they answer", n)
 		}
 	}
+	rollupsFailed, err := maintainRollups(ctx, a, m, db, args)
+	if err != nil {
+		return err
+	}
 	if failed > 0 {
 		return fmt.Errorf("maintenance failed for %d of %d tables (see above)", failed, len(tables))
+	}
+	if rollupsFailed > 0 {
+		return fmt.Errorf("refresh failed for %d rollups (see above)", rollupsFailed)
 	}
 	return nil
 }

@@ -320,3 +320,21 @@ func (rs *Rollups) rewrite(ctx context.Context, r *Rollup, data *partition.Table
 		st.Transactions++
 	}
 }
+
+// Invalidate records every (bucket, key) pair of r with rows in the
+// source or in the data table between from and to (micros; buckets
+// starting in [from, to)), so that the next refresh rewrites them: pgts
+// rollup refresh --from --to.
+func (rs *Rollups) Invalidate(ctx context.Context, r *Rollup, from, to int64) (int64, error) {
+	t := "r." + pg.QuoteIdent(r.TimeColumn)
+	lo, hi := r.ts.from("$2"), r.ts.from("$3")
+	tag, err := rs.cfg.DB.Exec(ctx, fmt.Sprintf(`INSERT INTO pgts.rollup_invalidation (rollup_id, bucket_us, key)
+		SELECT $1, b, k FROM (SELECT %s AS b, %s AS k FROM %s r WHERE %s >= %s AND %s < %s
+			UNION SELECT %s, %s FROM %s m WHERE m.bucket >= %s AND m.bucket < %s) x WHERE b >= $2 AND b < $3`,
+		r.ts.us(r.ts.bucket(t)), r.key("r"), r.source(), t, r.ts.bucket(lo), t, hi,
+		r.ts.us("m.bucket"), r.key("m"), r.data(), lo, hi), r.ID, from, to)
+	if err != nil {
+		return 0, fmt.Errorf("invalidating %s: %w", r, err)
+	}
+	return tag.RowsAffected(), nil
+}
