@@ -96,6 +96,9 @@ func (rs *Rollups) Create(ctx context.Context, s Spec) (*Rollup, error) {
 			return nil, fmt.Errorf("finding the current schema: %w", err)
 		}
 	}
+	if s.GroupBy == nil {
+		s.GroupBy = []string{}
+	}
 	r := &Rollup{Schema: s.Schema, Name: s.Name, Bucket: s.Bucket, GroupBy: s.GroupBy, Aggs: s.Aggs,
 		RealTime: s.RealTime, DataName: s.Name + DataSuffix}
 	if _, err := rs.Get(ctx, pg.QuoteQualified(s.Schema, s.Name)); err == nil {

@@ -2,7 +2,6 @@ package rollup
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -24,9 +23,6 @@ type Stats struct {
 	Watermark    int64 // micros, after the refresh
 	Took         time.Duration
 }
-
-// ErrBusy is returned when another refresh of the rollup holds its lock.
-var ErrBusy = errors.New("another refresh of this rollup is running")
 
 // Refresh brings r up to date: it materializes the buckets between the
 // watermark and the bucket holding now (for a rollup on a rollup, up to
@@ -105,14 +101,12 @@ func (rs *Rollups) lockTx(ctx context.Context, r *Rollup, iso pgx.TxIsoLevel) (p
 			return nil, err
 		}
 	}
-	var ok bool
-	if err := tx.QueryRow(ctx, `SELECT pg_try_advisory_xact_lock($1, $2)`, LockKey, r.ID).Scan(&ok); err != nil {
+	// Waits for another refresh's transaction (bounded); a step at
+	// repeatable read took its snapshot before the wait, and fails on the
+	// watermark row another step updated (40001), then runs again.
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1, $2)`, LockKey, r.ID); err != nil {
 		_ = tx.Rollback(ctx)
 		return nil, err
-	}
-	if !ok {
-		_ = tx.Rollback(ctx)
-		return nil, fmt.Errorf("refreshing %s: %w", r, ErrBusy)
 	}
 	return tx, nil
 }
@@ -199,6 +193,7 @@ func (rs *Rollups) advance(ctx context.Context, r *Rollup, data *partition.Table
 				return false, err
 			}
 			if next == nil {
+				rs.beforeCommit()
 				return false, tx.Commit(ctx)
 			}
 			if _, err := tx.Exec(ctx, fmt.Sprintf("DELETE FROM %s WHERE bucket >= %s AND bucket < %s", r.data(), r.ts.from("$1"), r.ts.from("$2")), w, hi); err != nil {
@@ -211,9 +206,13 @@ func (rs *Rollups) advance(ctx context.Context, r *Rollup, data *partition.Table
 			}
 			st.RowsWritten += tag.RowsAffected()
 			st.Buckets++
+			rs.beforeCommit()
 			return false, tx.Commit(ctx)
 		}()
 		_ = tx.Rollback(ctx)
+		if pg.SQLState(err) == "40001" {
+			continue // another refresh moved the watermark: read it again
+		}
 		if err != nil {
 			return fmt.Errorf("refreshing %s: materializing past the watermark: %w", r, err)
 		}
@@ -308,6 +307,7 @@ func (rs *Rollups) rewrite(ctx context.Context, r *Rollup, data *partition.Table
 				}
 			}
 			st.RowsWritten += inserted
+			rs.beforeCommit()
 			return len(buckets), tx.Commit(ctx)
 		}()
 		_ = tx.Rollback(ctx)

@@ -59,6 +59,9 @@ type Config struct {
 	// watermark in one transaction.
 	PairsPerTx   int
 	BucketsPerTx int
+	// BeforeCommit, when set, is called before each refresh transaction
+	// commits (tests kill the process there).
+	BeforeCommit func()
 }
 
 // DefaultConfig returns a Config with the default bounds.
@@ -83,6 +86,12 @@ func (c *Config) Validate() error {
 type Rollups struct {
 	cfg Config
 	log *slog.Logger
+}
+
+func (rs *Rollups) beforeCommit() {
+	if rs.cfg.BeforeCommit != nil {
+		rs.cfg.BeforeCommit()
+	}
 }
 
 // New returns Rollups on cfg.

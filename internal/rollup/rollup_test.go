@@ -134,7 +134,7 @@ func bucketOf(k string) int64 {
 
 func all(string) bool { return true }
 
-func exec(t *testing.T, pool *pgxpool.Pool, sql string, args ...any) {
+func execSQL(t *testing.T, pool *pgxpool.Pool, sql string, args ...any) {
 	t.Helper()
 	if _, err := pool.Exec(context.Background(), sql, args...); err != nil {
 		t.Fatalf("%s: %v", sql, err)
@@ -168,7 +168,7 @@ func TestCreateRefreshView(t *testing.T) {
 	if _, err := m.Ensure(ctx, mustTable(t, m, "raw"), []int64{c.t.Add(-48 * time.Hour).UnixMicro(), c.t.Add(-24 * time.Hour).UnixMicro()}); err != nil {
 		t.Fatal(err)
 	}
-	exec(t, pool, `INSERT INTO raw SELECT $1::timestamptz - i * interval '7 minutes', i % 3, i * 0.37, nullif(i % 5, 0) FROM generate_series(1, 500) i`, c.t)
+	execSQL(t, pool, `INSERT INTO raw SELECT $1::timestamptz - i * interval '7 minutes', i % 3, i * 0.37, nullif(i % 5, 0) FROM generate_series(1, 500) i`, c.t)
 	hourly, err := rs.Create(ctx, Spec{Name: "hourly", On: "raw", Bucket: partition.Interval{Micros: 3600e6}, GroupBy: []string{"device"},
 		Aggs: mustAggs(t, testAggs), RealTime: true})
 	if err != nil {
@@ -187,9 +187,9 @@ func TestCreateRefreshView(t *testing.T) {
 		t.Fatalf("after refresh:\n%s", d)
 	}
 	// psql writes: insert straight into a partition, update, delete.
-	exec(t, pool, `INSERT INTO raw_p20240312 VALUES ('2024-03-12 10:15+00', 1, 1e6, 7), ('2024-03-12 10:16+00', 9, 2, NULL)`)
-	exec(t, pool, `UPDATE raw SET v = v * 2, time = time - interval '1 day' WHERE device = 2 AND time > '2024-03-13 06:00+00'`)
-	exec(t, pool, `DELETE FROM raw WHERE device = 0 AND time < '2024-03-12 12:00+00'`)
+	execSQL(t, pool, `INSERT INTO raw_p20240312 VALUES ('2024-03-12 10:15+00', 1, 1e6, 7), ('2024-03-12 10:16+00', 9, 2, NULL)`)
+	execSQL(t, pool, `UPDATE raw SET v = v * 2, time = time - interval '1 day' WHERE device = 2 AND time > '2024-03-13 06:00+00'`)
+	execSQL(t, pool, `DELETE FROM raw WHERE device = 0 AND time < '2024-03-12 12:00+00'`)
 	want = fetch(t, pool, rawSelect("1 hour"))
 	if d := diff(fetch(t, pool, viewSelect("hourly")), want, all); d != "" {
 		t.Fatalf("real-time view after writes:\n%s", d)
