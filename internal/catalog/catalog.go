@@ -296,6 +296,20 @@ const rollupMigration = `CREATE TABLE IF NOT EXISTS pgts.rollup (
 		END LOOP;
 	END
 	$f$;
+	CREATE OR REPLACE FUNCTION pgts.rollup_partition_attached(parent regclass, part regclass) RETURNS void
+	LANGUAGE plpgsql AS $f$
+	DECLARE
+		r record;
+	BEGIN
+		PERFORM pgts.rollup_partition_made(parent, part);
+		FOR r IN SELECT ru.id FROM pgts.rollup ru JOIN pg_class c ON c.oid = parent
+				JOIN pg_namespace n ON n.oid = c.relnamespace
+				WHERE ru.source_schema = n.nspname AND ru.source_name = c.relname LOOP
+			EXECUTE format('SELECT pgts.%I($1)', 'rollup_' || r.id || '_invalidate_rel') USING part;
+		END LOOP;
+	END
+	$f$;
+	COMMENT ON FUNCTION pgts.rollup_partition_attached(regclass, regclass) IS 'Called in the transaction attaching a partition filled before it was attached (pgts load --bulk): gives it the rollups'' triggers and records the (bucket, key) pairs of all its rows.';
 	COMMENT ON FUNCTION pgts.rollup_partition_made(regclass, regclass) IS 'Called for each new partition of a series table: statement triggers fire only for the table a statement names, so writes straight into a partition need the rollups'' triggers on the partition too.';`
 
 // Version is the catalog version this build of pgts writes.

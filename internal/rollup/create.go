@@ -200,6 +200,9 @@ func (rs *Rollups) install(ctx context.Context, r *Rollup) error {
 		if _, err := tx.Exec(ctx, r.triggerFunction()); err != nil {
 			return fmt.Errorf("rollup %s: making its trigger function: %w", r, err)
 		}
+		if _, err := tx.Exec(ctx, r.relFunction()); err != nil {
+			return fmt.Errorf("rollup %s: making its function for attached partitions: %w", r, err)
+		}
 		// CREATE TRIGGER waits for the source's writers under way; every
 		// later write records its invalidations, so the watermark read
 		// after it misses nothing.
@@ -264,7 +267,8 @@ func (rs *Rollups) Drop(ctx context.Context, r *Rollup) error {
 				}
 			}
 		}
-		if _, err := tx.Exec(ctx, "DROP FUNCTION IF EXISTS "+r.functionName()+"()"); err != nil {
+		if _, err := tx.Exec(ctx, "DROP FUNCTION IF EXISTS "+r.functionName()+"(); DROP FUNCTION IF EXISTS "+r.relFunctionName()+"(regclass)",
+			pgx.QueryExecModeSimpleProtocol); err != nil {
 			return fmt.Errorf("dropping rollup %s: %w", r, err)
 		}
 		if _, err := tx.Exec(ctx, `DELETE FROM pgts.rollup_invalidation WHERE rollup_id = $1`, r.ID); err != nil {

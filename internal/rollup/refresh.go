@@ -47,6 +47,12 @@ func (rs *Rollups) Refresh(ctx context.Context, r *Rollup) (Stats, error) {
 	if err := rs.advance(ctx, r, data, now, &st); err != nil {
 		return st, err
 	}
+	// The invalidations come and go in bursts, faster than autovacuum
+	// analyzes them; the rewrite's and the real-time view's joins need
+	// their statistics (ANALYZE does not block writers).
+	if _, err := rs.cfg.DB.Exec(ctx, `ANALYZE pgts.rollup_invalidation`); err != nil {
+		return st, fmt.Errorf("refreshing %s: %w", r, err)
+	}
 	if err := rs.rewrite(ctx, r, data, frozen, &st); err != nil {
 		return st, err
 	}
@@ -240,7 +246,6 @@ func joinCols(c []string) string {
 // all in one statement (one snapshot). Pairs in frozen buckets are
 // discarded.
 func (rs *Rollups) rewrite(ctx context.Context, r *Rollup, data *partition.Table, frozen int64, st *Stats) error {
-	t := "r." + pg.QuoteIdent(r.TimeColumn)
 	cols := "(" + joinCols(r.dataColumns()) + ")"
 	stmt := fmt.Sprintf(`WITH pairs AS (SELECT * FROM unnest($2::bigint[], $3::text[]) AS p(bucket_us, key_text)),
 	claimed AS (DELETE FROM pgts.rollup_invalidation i USING pairs p
@@ -250,8 +255,7 @@ func (rs *Rollups) rewrite(ctx context.Context, r *Rollup, data *partition.Table
 	ins AS (INSERT INTO %s %s %s RETURNING 1)
 	SELECT (SELECT count(*) FROM claimed), (SELECT count(*) FROM ins)`,
 		r.data(), r.ts.from("c.bucket_us"), r.key("m"),
-		r.data(), cols, r.aggSelect(fmt.Sprintf("live c JOIN %s r ON %s >= %s AND %s < %s AND %s = c.key",
-			r.source(), t, r.ts.from("c.bucket_us"), t, r.ts.step(r.ts.from("c.bucket_us"), 1), r.key("r")), ""))
+		r.data(), cols, r.pairsSelect("live"))
 	for {
 		if err := ctx.Err(); err != nil {
 			return err

@@ -295,6 +295,17 @@ func (r *Rollup) aggSelect(from, where string) string {
 	return b.String()
 }
 
+// pairsSelect aggregates the source's rows of the (bucket_us, key) pairs
+// of the relation pairs: each bucket's rows are read once (a range of the
+// time index), and kept when their key is one of the bucket's pairs (a
+// hashed semi-join), so many keys of one bucket cost one scan, not one
+// each.
+func (r *Rollup) pairsSelect(pairs string) string {
+	t := "r." + pg.QuoteIdent(r.TimeColumn)
+	return r.aggSelect(fmt.Sprintf("(SELECT DISTINCT bucket_us FROM %s p) cb JOIN %s r ON %s >= %s AND %s < %s JOIN (SELECT DISTINCT bucket_us, key FROM %s p) c ON c.bucket_us = cb.bucket_us AND c.key = %s",
+		pairs, r.source(), t, r.ts.from("cb.bucket_us"), t, r.ts.step(r.ts.from("cb.bucket_us"), 1), pairs, r.key("r")), "")
+}
+
 // key is the jsonb group key of a row aliased alias.
 func (r *Rollup) key(alias string) string {
 	cols := make([]string, len(r.GroupBy))
@@ -345,6 +356,22 @@ func (r *Rollup) triggerFunction() string {
 	return fmt.Sprintf("CREATE OR REPLACE FUNCTION %s() RETURNS trigger LANGUAGE plpgsql AS %s", r.functionName(), dollarQuote(body))
 }
 
+func (r *Rollup) relFunctionName() string {
+	return "pgts." + pg.QuoteIdent(fmt.Sprintf("rollup_%d_invalidate_rel", r.ID))
+}
+
+// relFunction is the function recording the (bucket, key) pairs of all
+// rows of a relation: a partition the bulk loader filled before attaching
+// it (pgts.rollup_partition_attached calls it in the ATTACH transaction).
+func (r *Rollup) relFunction() string {
+	body := fmt.Sprintf(`
+BEGIN
+EXECUTE format('INSERT INTO pgts.rollup_invalidation (rollup_id, bucket_us, key) SELECT DISTINCT %d, %s, %s FROM %%s r', rel);
+END
+`, r.ID, strings.ReplaceAll(r.ts.us(r.ts.bucket("r."+pg.QuoteIdent(r.TimeColumn))), "'", "''"), strings.ReplaceAll(r.key("r"), "'", "''"))
+	return fmt.Sprintf("CREATE OR REPLACE FUNCTION %s(rel regclass) RETURNS void LANGUAGE plpgsql AS %s", r.relFunctionName(), dollarQuote(body))
+}
+
 // viewSQL is the view's definition.
 func (r *Rollup) viewSQL(floatSums map[string]bool) string {
 	q := pg.QuoteIdent
@@ -364,9 +391,8 @@ func (r *Rollup) viewSQL(floatSums map[string]bool) string {
 			fmt.Sprintf(" AND NOT EXISTS (SELECT 1 FROM pgts.rollup_invalidation i WHERE i.rollup_id = %d AND i.bucket_us = %s AND i.bucket_us >= %s AND i.key = %s)",
 				r.ID, r.ts.us("m.bucket"), f, r.key("m")) +
 			"\nUNION ALL\n" + r.aggSelect(r.source()+" r", t+" >= "+r.ts.from(w)) +
-			"\nUNION ALL\n" + r.aggSelect(
-			fmt.Sprintf("(SELECT DISTINCT bucket_us, key FROM pgts.rollup_invalidation WHERE rollup_id = %d AND bucket_us < %s AND bucket_us >= %s) c JOIN %s r ON %s >= %s AND %s < %s AND %s = c.key",
-				r.ID, w, f, r.source(), t, r.ts.from("c.bucket_us"), t, r.ts.step(r.ts.from("c.bucket_us"), 1), r.key("r")), "")
+			"\nUNION ALL\n" + r.pairsSelect(fmt.Sprintf("(SELECT bucket_us, key FROM pgts.rollup_invalidation WHERE rollup_id = %d AND bucket_us < %s AND bucket_us >= %s)",
+			r.ID, w, f))
 	}
 	var b strings.Builder
 	b.WriteString("SELECT s.bucket")
