@@ -297,13 +297,16 @@ func (r *Rollup) aggSelect(from, where string) string {
 
 // pairsSelect aggregates the source's rows of the (bucket_us, key) pairs
 // of the relation pairs: each bucket's rows are read once (a range of the
-// time index), and kept when their key is one of the bucket's pairs (a
-// hashed semi-join), so many keys of one bucket cost one scan, not one
-// each.
+// time index: OFFSET 0 keeps the planner from flattening the lateral
+// subquery into a scan of the whole source), aggregated per key, and the
+// groups of the pairs kept; many keys of one bucket cost one scan, not
+// one each.
 func (r *Rollup) pairsSelect(pairs string) string {
-	t := "r." + pg.QuoteIdent(r.TimeColumn)
-	return r.aggSelect(fmt.Sprintf("(SELECT DISTINCT bucket_us FROM %s p) cb JOIN %s r ON %s >= %s AND %s < %s JOIN (SELECT DISTINCT bucket_us, key FROM %s p) c ON c.bucket_us = cb.bucket_us AND c.key = %s",
-		pairs, r.source(), t, r.ts.from("cb.bucket_us"), t, r.ts.step(r.ts.from("cb.bucket_us"), 1), pairs, r.key("r")), "")
+	t := "s." + pg.QuoteIdent(r.TimeColumn)
+	agg := r.aggSelect(fmt.Sprintf("(SELECT DISTINCT bucket_us FROM %s p) cb CROSS JOIN LATERAL (SELECT * FROM %s s WHERE %s >= %s AND %s < %s OFFSET 0) r",
+		pairs, r.source(), t, r.ts.from("cb.bucket_us"), t, r.ts.step(r.ts.from("cb.bucket_us"), 1)), "")
+	return fmt.Sprintf("SELECT a.* FROM (%s) a WHERE EXISTS (SELECT 1 FROM %s p WHERE p.bucket_us = %s AND p.key = %s)",
+		agg, pairs, r.ts.us("a.bucket"), r.key("a"))
 }
 
 // key is the jsonb group key of a row aliased alias.
