@@ -237,12 +237,13 @@ func (rs *Rollups) Get(ctx context.Context, name string) (*Rollup, error) {
 	return r, err
 }
 
-// List reads every rollup, ordered by schema and name.
+// List reads every rollup in the order they were made, so that a rollup
+// comes after the rollup it is built on (refresh them in this order).
 func (rs *Rollups) List(ctx context.Context) ([]*Rollup, error) {
 	if err := catalog.Migrate(ctx, rs.cfg.DB); err != nil {
 		return nil, err
 	}
-	rows, err := rs.cfg.DB.Query(ctx, `SELECT id FROM pgts.rollup ORDER BY rollup_schema, rollup_name`)
+	rows, err := rs.cfg.DB.Query(ctx, `SELECT id FROM pgts.rollup ORDER BY id`)
 	if err != nil {
 		return nil, fmt.Errorf("listing rollups: %w", err)
 	}
