@@ -6,7 +6,7 @@ BIN     := bin/pgts
 VERSION := $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X github.com/pgts/pgts/internal/cli.Version=$(VERSION)
 
-.PHONY: all build deps test-deps demo test fmt-check vet parity bench-render bench-load bench-parse bench-bulk bench-insert bench-partition bench-serve bench-events bench-insert-any bench-memory bench-study bench-sql clean
+.PHONY: all build deps test-deps demo test fmt-check vet parity bench-render bench-load bench-parse bench-bulk bench-insert bench-partition bench-serve bench-events bench-insert-any bench-memory bench-study bench-sql bench-rollup clean
 
 all: build
 
@@ -76,6 +76,13 @@ bench-load: deps build
 bench-parse:
 	@mkdir -p bench-results
 	scripts/bench-parse.sh | tee bench-results/parse.md
+
+# bench-rollup: write overhead of an hourly and a daily rollup on a load
+# of the conditions rows against none, and refresh times with the source
+# rows they read (scripts/bench-rollup.sh; BATCHES and REPEAT to resize).
+bench-rollup: deps build
+	@mkdir -p bench-results
+	BIN=$(BIN) BATCHES=$(BATCHES) REPEAT=$(REPEAT) scripts/bench-rollup.sh | tee bench-results/rollup.md
 
 # bench-sql: the SQL helpers (docs/sql.md) on 10 M conditions rows against
 # issue 28's goals: time_bucket against date_bin, the latest row of 1,000

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/pgts/pgts/internal/catalog"
 	"github.com/pgts/pgts/internal/partition"
 )
 
@@ -27,14 +28,14 @@ func newMaintainCmd(a *app) *cobra.Command {
 	var every time.Duration
 	cmd := &cobra.Command{
 		Use:   "maintain [TABLE]",
-		Short: "Premake partitions, apply retention and move waiting rows, once or in a loop",
+		Short: "Premake partitions, apply retention, move waiting rows and refresh rollups, once or in a loop",
 		Long: `Premake the partitions of every series table (or of TABLE) up to --premake
 intervals ahead of now, drop the partitions that are entirely older than
-the retention, and move the rows other writers (INSERT, COPY from any SQL
+the retention, move the rows other writers (INSERT, COPY from any SQL
 client) left in the table's default partition, NAME_default, into the
-partitions of their times, made for them. A failure on one table is
-reported and the others are still maintained; the exit status is 1 if any
-table failed.
+partitions of their times, made for them, then refresh the rollups (of
+TABLE, or all). A failure on one table or rollup is reported and the
+others are still maintained; the exit status is 1 if any failed.
 
 With --every, run forever (until SIGINT/SIGTERM) at that period. Several
 maintain processes and loaders may run at once: partition creation and
@@ -54,7 +55,7 @@ retention are serialised per table in the database.`,
 			}
 			defer pool.Close()
 			for {
-				err := maintainOnce(ctx, a, m, args)
+				err := maintainOnce(ctx, a, pool, m, args)
 				if every == 0 {
 					return err
 				}
@@ -75,7 +76,7 @@ retention are serialised per table in the database.`,
 	return cmd
 }
 
-func maintainOnce(ctx context.Context, a *app, m *partition.Manager, args []string) error {
+func maintainOnce(ctx context.Context, a *app, db catalog.DB, m *partition.Manager, args []string) error {
 	tables, err := selectTables(ctx, m, args)
 	if err != nil {
 		return err
@@ -88,18 +89,27 @@ func maintainOnce(ctx context.Context, a *app, m *partition.Manager, args []stri
 		}
 		a.log.Info("maintained", "table", r.Table, "created", r.Created, "dropped", len(r.Dropped), "moved_rows", r.Moved)
 	}
+	shardsFailed := 0
 	if len(args) == 0 {
 		// the partitions of sharded tables live on the shards (shard.go)
-		n, err := maintainShards(ctx, a)
-		if err != nil {
+		if shardsFailed, err = maintainShards(ctx, a); err != nil {
 			return err
 		}
-		if n > 0 {
-			return fmt.Errorf("maintenance failed on %d shards (see above); run it again once they answer", n)
-		}
+	}
+	// Rollups are refreshed whatever failed above: a shard that is down
+	// must not leave them stale.
+	rollupsFailed, err := maintainRollups(ctx, a, m, db, args)
+	if err != nil {
+		return err
+	}
+	if shardsFailed > 0 {
+		return fmt.Errorf("maintenance failed on %d shards (see above); run it again once they answer", shardsFailed)
 	}
 	if failed > 0 {
 		return fmt.Errorf("maintenance failed for %d of %d tables (see above)", failed, len(tables))
+	}
+	if rollupsFailed > 0 {
+		return fmt.Errorf("refresh failed for %d rollups (see above)", rollupsFailed)
 	}
 	return nil
 }

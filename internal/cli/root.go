@@ -103,7 +103,7 @@ started on demand.`,
 	pf.BoolVarP(&a.verbose, "verbose", "v", false, "log debugging detail")
 	pf.BoolVarP(&a.quiet, "quiet", "q", false, "log only warnings and errors; no progress bar")
 
-	root.AddCommand(newDBCmd(a), newTableCmd(a), newMaintainCmd(a), newRetentionCmd(a), newLoadCmd(a), newGenCmd(a), newBenchCmd(a), newReportCmd(a), newServeCmd(a), newBlastCmd(a), newShardCmd(a), newLoadsCmd(a))
+	root.AddCommand(newDBCmd(a), newTableCmd(a), newMaintainCmd(a), newRetentionCmd(a), newLoadCmd(a), newGenCmd(a), newBenchCmd(a), newReportCmd(a), newServeCmd(a), newBlastCmd(a), newShardCmd(a), newLoadsCmd(a), newRollupCmd(a))
 	for _, c := range root.Commands() {
 		c.SetFlagErrorFunc(root.FlagErrorFunc())
 	}

@@ -204,10 +204,13 @@ func (l *Loader) bulkStart(ctx context.Context) error {
 // nothing does).
 func bulkRefusal(ctx context.Context, db catalog.DB, table string) (string, error) {
 	var unique, fkey, trig bool
+	// A rollup's triggers (pgts_rollup_*) are no reason: the rows of a
+	// partition attached by the bulk path are invalidated at the ATTACH.
 	err := db.QueryRow(ctx, `SELECT
 			EXISTS (SELECT 1 FROM pg_index WHERE indrelid = to_regclass($1) AND (indisunique OR indisexclusion)),
 			EXISTS (SELECT 1 FROM pg_constraint WHERE conrelid = to_regclass($1) AND contype = 'f'),
-			EXISTS (SELECT 1 FROM pg_trigger WHERE tgrelid = to_regclass($1) AND NOT tgisinternal)`, table).Scan(&unique, &fkey, &trig)
+			EXISTS (SELECT 1 FROM pg_trigger WHERE tgrelid = to_regclass($1) AND NOT tgisinternal
+				AND tgname NOT LIKE 'pgts\_rollup\_%')`, table).Scan(&unique, &fkey, &trig)
 	switch {
 	case err != nil:
 		return "", err
@@ -612,9 +615,10 @@ func (l *Loader) indexAndAttach(ctx context.Context, tx pgx.Tx, p *bulkPart, ser
 		ALTER TABLE %s ATTACH PARTITION %s FOR VALUES FROM (%s) TO (%s);
 		ALTER TABLE %s DROP CONSTRAINT %s;
 		COMMENT ON TABLE %s IS NULL;
-		DELETE FROM pgts.bulk_partition WHERE partition_schema = %s AND partition_name = %s`,
+		DELETE FROM pgts.bulk_partition WHERE partition_schema = %s AND partition_name = %s;
+		SELECT pgts.rollup_partition_attached(%s, %s)`,
 		catalog.LockKey, pg.QuoteLiteral(t.String()), t.Qualified(), p.table, lo, hi, p.table, boundsConstraint(p.name), p.table,
-		pg.QuoteLiteral(t.Schema), pg.QuoteLiteral(p.name))
+		pg.QuoteLiteral(t.Schema), pg.QuoteLiteral(p.name), pg.QuoteLiteral(t.Qualified()), pg.QuoteLiteral(p.table))
 	if _, err := tx.Exec(ctx, ddl, pgx.QueryExecModeSimpleProtocol); err != nil {
 		return time.Time{}, fmt.Errorf("attaching partition %q to %s: %w", p.name, t, err)
 	}

@@ -328,8 +328,10 @@ func (m *Manager) create(ctx context.Context, t *Table, lo int64, share ShareLoc
 	if err != nil {
 		return false, 0, fmt.Errorf("creating partition %q of %s: %w", name, t, err)
 	}
-	attach := fmt.Sprintf("ALTER TABLE %s ATTACH PARTITION %s FOR VALUES FROM (%s) TO (%s);\nALTER TABLE %s DROP CONSTRAINT %s;\n",
-		t.Qualified(), leaf, loLit, hiLit, leaf, check)
+	// then the statement triggers of the table's rollups, for writes naming
+	// the partition (catalog migration 9)
+	attach := fmt.Sprintf("ALTER TABLE %s ATTACH PARTITION %s FOR VALUES FROM (%s) TO (%s);\nALTER TABLE %s DROP CONSTRAINT %s;\nSELECT pgts.rollup_partition_made(%s, %s);\n",
+		t.Qualified(), leaf, loLit, hiLit, leaf, check, pg.QuoteLiteral(t.Qualified()), pg.QuoteLiteral(leaf))
 	if _, err := tx.Exec(ctx, attach, pgx.QueryExecModeSimpleProtocol); err != nil {
 		return false, 0, fmt.Errorf("creating partition %q of %s: %w", name, t, err)
 	}

@@ -1,0 +1,387 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/spf13/cobra"
+
+	"github.com/pgts/pgts/internal/catalog"
+	"github.com/pgts/pgts/internal/partition"
+	"github.com/pgts/pgts/internal/pg"
+	"github.com/pgts/pgts/internal/rollup"
+)
+
+func (a *app) rollups(ctx context.Context) (*pgxpool.Pool, *partition.Manager, *rollup.Rollups, error) {
+	pool, m, err := a.manager(ctx)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	rs, err := rollup.New(rollup.DefaultConfig(pool, m, a.log))
+	if err != nil {
+		pool.Close()
+		return nil, nil, nil, err
+	}
+	return pool, m, rs, nil
+}
+
+func newRollupCmd(a *app) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "rollup",
+		Short: "Create, list, show, refresh and drop rollups (continuous aggregates)",
+		Long: `A rollup keeps aggregates of a series table per time bucket (and group
+key) in a series table of its own, NAME_data, behind a view NAME with the
+columns bucket, the group-by columns and one column per aggregate. Every
+write to the source (pgts load, psql INSERT/COPY/UPDATE/DELETE) records the
+buckets and group keys it touched; a refresh rewrites only those, and
+materializes the buckets that ended since the last one. pgts maintain
+refreshes every rollup. See docs/rollups.md.`,
+	}
+	cmd.AddCommand(newRollupCreateCmd(a), newRollupListCmd(a), newRollupShowCmd(a), newRollupRefreshCmd(a), newRollupDropCmd(a))
+	return cmd
+}
+
+func newRollupCreateCmd(a *app) *cobra.Command {
+	var on, bucket, groupBy, aggs, retention, realTime string
+	cmd := &cobra.Command{
+		Use:   "create NAME",
+		Short: "Create a rollup of a series table (or of another rollup)",
+		Long: `Create the rollup NAME of the series table --on (or of the rollup --on: daily
+from hourly, exact since partial states are stored). --agg lists the
+aggregates: avg, min, max, sum, count(*), count(col), first(col, time),
+last(col, time), each with an optional AS name (default FUNC_COLUMN, and
+count for count(*)). Buckets of timestamptz columns are on UTC's clock.
+With --real-time on (the default) the view adds the rows not yet
+materialized, aggregated when queried, so it never shows stale values.`,
+		Example: `  pgts rollup create conditions_hourly --on conditions --bucket '1 hour' --group-by device \
+    --agg "avg(temperature), max(temperature), count(*)"
+  pgts rollup create conditions_daily --on conditions_hourly --bucket '1 day' --group-by device \
+    --agg "avg(temperature), max(temperature), count(*)" --retention '5 years'`,
+		Args: exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			schema, name, err := pg.SplitQualified(args[0])
+			if err != nil {
+				return usagef("%v", err)
+			}
+			parsed, err := rollup.ParseAggs(aggs)
+			if err != nil {
+				return usagef("%v", err)
+			}
+			groups, err := rollup.ParseGroupBy(groupBy)
+			if err != nil {
+				return usagef("%v", err)
+			}
+			var rt bool
+			switch realTime {
+			case "on":
+				rt = true
+			case "off":
+			default:
+				return usagef("--real-time %q: on or off", realTime)
+			}
+			if on == "" || bucket == "" {
+				return usagef("--on and --bucket are required")
+			}
+			pool, _, rs, err := a.rollups(ctx)
+			if err != nil {
+				return err
+			}
+			defer pool.Close()
+			width, err := intervalFlag(ctx, pool, "bucket", bucket)
+			if err != nil {
+				return err
+			}
+			ret, err := intervalFlag(ctx, pool, "retention", retention)
+			if err != nil {
+				return err
+			}
+			r, err := rs.Create(ctx, rollup.Spec{Schema: schema, Name: name, On: on, Bucket: *width, GroupBy: groups,
+				Aggs: parsed, Retention: ret, RealTime: rt})
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(a.env.Stdout, "created rollup %s of %s.%s by %s (view %s, data in %s.%s); pgts rollup refresh %s materializes it\n",
+				r, r.SourceSchema, r.SourceName, r.Bucket.Human(), r, r.Schema, r.DataName, r)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&on, "on", "", "series table (or rollup) to aggregate")
+	cmd.Flags().StringVar(&bucket, "bucket", "", "bucket width, e.g. '1 hour', '1 day', '1 month'")
+	cmd.Flags().StringVar(&groupBy, "group-by", "", "columns to group by, e.g. \"device, site\"")
+	cmd.Flags().StringVar(&aggs, "agg", "", "aggregates, e.g. \"avg(temp), max(temp) AS peak, count(*)\"")
+	cmd.Flags().StringVar(&retention, "retention", "", "drop buckets older than this (default: keep all)")
+	cmd.Flags().StringVar(&realTime, "real-time", "on", "on: the view adds rows not yet materialized; off: materialized buckets only")
+	return cmd
+}
+
+type rollupJSON struct {
+	Rollup      string   `json:"rollup"`
+	On          string   `json:"on"`
+	Bucket      string   `json:"bucket"`
+	GroupBy     []string `json:"group_by"`
+	Aggs        []string `json:"aggs"`
+	RealTime    bool     `json:"real_time"`
+	DataTable   string   `json:"data_table"`
+	Watermark   string   `json:"watermark"`
+	FrozenBelow string   `json:"frozen_below,omitempty"`
+	Pending     int64    `json:"pending_invalidations"`
+	RefreshedAt string   `json:"refreshed_at,omitempty"`
+}
+
+func describeRollup(ctx context.Context, pool *pgxpool.Pool, r *rollup.Rollup) (rollupJSON, error) {
+	j := rollupJSON{Rollup: r.String(), On: r.SourceSchema + "." + r.SourceName, Bucket: r.Bucket.Human(), GroupBy: r.GroupBy,
+		RealTime: r.RealTime, DataTable: r.Schema + "." + r.DataName, Watermark: partition.FormatMicros(r.Watermark)}
+	if r.Parent != nil {
+		j.On = r.Parent.String()
+	}
+	if j.GroupBy == nil {
+		j.GroupBy = []string{}
+	}
+	for _, ag := range r.Aggs {
+		j.Aggs = append(j.Aggs, ag.String())
+	}
+	if r.FrozenBelow != nil && *r.FrozenBelow > partition.MinMicros {
+		j.FrozenBelow = partition.FormatMicros(*r.FrozenBelow)
+	}
+	if r.RefreshedAt != nil {
+		j.RefreshedAt = r.RefreshedAt.UTC().Format(time.RFC3339)
+	}
+	err := pool.QueryRow(ctx, `SELECT count(*) FROM pgts.rollup_invalidation WHERE rollup_id = $1`, r.ID).Scan(&j.Pending)
+	return j, err
+}
+
+func newRollupListCmd(a *app) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:     "list",
+		Short:   "List rollups",
+		Example: "  pgts rollup list\n  pgts rollup list --json",
+		Args:    exactArgs(0),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			pool, _, rs, err := a.rollups(ctx)
+			if err != nil {
+				return err
+			}
+			defer pool.Close()
+			list, err := rs.List(ctx)
+			if err != nil {
+				return err
+			}
+			out := []rollupJSON{}
+			for _, r := range list {
+				j, err := describeRollup(ctx, pool, r)
+				if err != nil {
+					return err
+				}
+				out = append(out, j)
+			}
+			if asJSON {
+				return writeJSON(a, out)
+			}
+			tw := tabwriter.NewWriter(a.env.Stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "ROLLUP\tON\tBUCKET\tGROUP BY\tREAL-TIME\tWATERMARK\tPENDING")
+			for _, j := range out {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%v\t%s\t%d\n", j.Rollup, j.On, j.Bucket, orDash(strings.Join(j.GroupBy, ", ")), j.RealTime, j.Watermark, j.Pending)
+			}
+			return tw.Flush()
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+func newRollupShowCmd(a *app) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:     "show NAME",
+		Short:   "Show a rollup's definition and state",
+		Example: "  pgts rollup show conditions_hourly",
+		Args:    exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			pool, _, rs, err := a.rollups(ctx)
+			if err != nil {
+				return err
+			}
+			defer pool.Close()
+			r, err := rs.Get(ctx, args[0])
+			if err != nil {
+				return err
+			}
+			j, err := describeRollup(ctx, pool, r)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return writeJSON(a, j)
+			}
+			w := a.env.Stdout
+			fmt.Fprintf(w, "rollup:      %s\non:          %s\nbucket:      %s\ngroup by:    %s\naggregates:  %s\nreal-time:   %v\ndata table:  %s\nwatermark:   %s (buckets before it are materialized)\npending:     %d invalidation records\n",
+				j.Rollup, j.On, j.Bucket, orDash(strings.Join(j.GroupBy, ", ")), strings.Join(j.Aggs, ", "), j.RealTime, j.DataTable, j.Watermark, j.Pending)
+			if j.FrozenBelow != "" {
+				fmt.Fprintf(w, "frozen:      buckets before %s (past the source's retention) are kept as they are\n", j.FrozenBelow)
+			}
+			if j.RefreshedAt != "" {
+				fmt.Fprintf(w, "refreshed:   %s\n", j.RefreshedAt)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+// refreshRollups refreshes the given rollups in order (a rollup's source
+// rollup comes before it), reporting each failure and going on.
+func refreshRollups(ctx context.Context, a *app, rs *rollup.Rollups, list []*rollup.Rollup) (failed int) {
+	for _, r := range list {
+		st, err := rs.Refresh(ctx, r)
+		if err != nil {
+			if ctx.Err() != nil {
+				return failed + 1
+			}
+			failed++
+			a.log.Error("rollup refresh failed", "rollup", r.String(), "err", err)
+			continue
+		}
+		a.log.Info("refreshed rollup", "rollup", r.String(), "buckets", st.Buckets, "pairs", st.Pairs, "frozen", st.Frozen,
+			"rows", st.RowsWritten, "watermark", partition.FormatMicros(st.Watermark), "took", st.Took.Round(time.Millisecond))
+	}
+	return failed
+}
+
+func newRollupRefreshCmd(a *app) *cobra.Command {
+	var from, to string
+	cmd := &cobra.Command{
+		Use:   "refresh [NAME]",
+		Short: "Refresh a rollup (or all of them)",
+		Long: `Materialize the buckets that ended since the last refresh and rewrite the
+buckets written since (only the group keys written). With --from and --to,
+also rewrite every bucket starting in [--from, --to). A failure on one
+rollup is reported and the others are still refreshed.`,
+		Example: `  pgts rollup refresh
+  pgts rollup refresh conditions_hourly --from 2024-01-01 --to 2024-02-01`,
+		Args: rangeArgs(0, 1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			if (from == "") != (to == "") {
+				return usagef("--from and --to go together")
+			}
+			if from != "" && len(args) == 0 {
+				return usagef("--from and --to need a rollup NAME")
+			}
+			pool, _, rs, err := a.rollups(ctx)
+			if err != nil {
+				return err
+			}
+			defer pool.Close()
+			var list []*rollup.Rollup
+			if len(args) == 1 {
+				r, err := rs.Get(ctx, args[0])
+				if err != nil {
+					return err
+				}
+				list = []*rollup.Rollup{r}
+				if from != "" {
+					var lo, hi int64
+					if err := pool.QueryRow(ctx, `SELECT (extract(epoch FROM $1::timestamptz) * 1000000)::bigint,
+						(extract(epoch FROM $2::timestamptz) * 1000000)::bigint`, from, to).Scan(&lo, &hi); err != nil {
+						return usagef("--from %q --to %q: %v", from, to, err)
+					}
+					n, err := rs.Invalidate(ctx, r, lo, hi)
+					if err != nil {
+						return err
+					}
+					a.log.Info("invalidated", "rollup", r.String(), "pairs", n)
+				}
+			} else if list, err = rs.List(ctx); err != nil {
+				return err
+			}
+			if n := refreshRollups(ctx, a, rs, list); n > 0 {
+				if ctx.Err() != nil {
+					return ErrInterrupted
+				}
+				return fmt.Errorf("refresh failed for %d of %d rollups (see above)", n, len(list))
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&from, "from", "", "also rewrite buckets starting at or after this time")
+	cmd.Flags().StringVar(&to, "to", "", "... and before this time")
+	return cmd
+}
+
+func newRollupDropCmd(a *app) *cobra.Command {
+	var yes bool
+	cmd := &cobra.Command{
+		Use:     "drop NAME",
+		Short:   "Drop a rollup: its view, data table and triggers (needs --yes)",
+		Example: "  pgts rollup drop conditions_hourly --yes",
+		Args:    exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			pool, _, rs, err := a.rollups(ctx)
+			if err != nil {
+				return err
+			}
+			defer pool.Close()
+			r, err := rs.Get(ctx, args[0])
+			if err != nil {
+				return err
+			}
+			if !yes {
+				return usagef("dropping rollup %s deletes its data table %s.%s: add --yes", r, r.Schema, r.DataName)
+			}
+			if err := rs.Drop(ctx, r); err != nil {
+				return err
+			}
+			fmt.Fprintf(a.env.Stdout, "dropped rollup %s\n", r)
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&yes, "yes", false, "really drop")
+	return cmd
+}
+
+// maintainRollups refreshes the rollups (of the tables named in args, or
+// all), for pgts maintain; it returns how many failed.
+func maintainRollups(ctx context.Context, a *app, m *partition.Manager, db catalog.DB, args []string) (int, error) {
+	rs, err := rollup.New(rollup.DefaultConfig(db, m, a.log))
+	if err != nil {
+		return 0, err
+	}
+	list, err := rs.List(ctx)
+	if err != nil {
+		return 0, err
+	}
+	if len(args) == 1 {
+		t, err := m.Table(ctx, args[0])
+		if err != nil {
+			return 0, err
+		}
+		var keep []*rollup.Rollup
+		for _, r := range list {
+			if onTable(r, t) {
+				keep = append(keep, r)
+			}
+		}
+		list = keep
+	}
+	return refreshRollups(ctx, a, rs, list), nil
+}
+
+// onTable reports whether r aggregates t, directly or through rollups.
+func onTable(r *rollup.Rollup, t *partition.Table) bool {
+	for ; r != nil; r = r.Parent {
+		if r.Parent == nil && r.SourceSchema == t.Schema && r.SourceName == t.Name {
+			return true
+		}
+	}
+	return false
+}
