@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -121,17 +122,35 @@ func (l *Loader) lockLoad(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("connecting to lock load %q: %w", l.cfg.LoadID, err)
 	}
-	var ok bool
-	if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1, hashtext($2))`, catalog.LoadLockKey, l.cfg.LoadID).Scan(&ok); err != nil {
+	try := func() (bool, error) {
+		var ok bool
+		err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1, hashtext($2))`, catalog.LoadLockKey, l.cfg.LoadID).Scan(&ok)
+		return ok, err
+	}
+	ok, err := try()
+	var pid *int32
+	var host *string
+	var since *time.Time
+	if err == nil && !ok {
+		_ = l.pool.QueryRow(ctx, `SELECT run_pid, run_host, run_started_at FROM pgts.load WHERE load_id = $1`, l.cfg.LoadID).Scan(&pid, &host, &since)
+		// A run killed on this host a moment ago still holds the lock
+		// until the server notices its closed socket and ends its
+		// session: wait for that (bounded) rather than refuse a rerun.
+		for deadline := time.Now().Add(15 * time.Second); err == nil && !ok && holderGone(pid, host) && time.Now().Before(deadline); {
+			select {
+			case <-ctx.Done():
+				err = ctx.Err()
+			case <-time.After(50 * time.Millisecond):
+				ok, err = try()
+			}
+		}
+	}
+	if err != nil {
 		conn.Close(context.Background()) //nolint:errcheck // reporting the first error
 		return fmt.Errorf("locking load %q: %w", l.cfg.LoadID, err)
 	}
 	if !ok {
 		conn.Close(context.Background()) //nolint:errcheck // nothing held
-		var pid *int32
-		var host *string
-		var since *time.Time
-		_ = l.pool.QueryRow(ctx, `SELECT run_pid, run_host, run_started_at FROM pgts.load WHERE load_id = $1`, l.cfg.LoadID).Scan(&pid, &host, &since)
 		where := "in another process"
 		if pid != nil && host != nil && since != nil {
 			where = fmt.Sprintf("as pid %d on host %s since %s", *pid, *host, since.UTC().Format(time.RFC3339))
@@ -140,6 +159,19 @@ func (l *Loader) lockLoad(ctx context.Context) error {
 	}
 	l.lockConn = conn
 	return nil
+}
+
+// holderGone reports that the run recorded as holding a load's lock ran
+// on this host as a process that no longer exists.
+func holderGone(pid *int32, host *string) bool {
+	if pid == nil || host == nil || *pid <= 0 {
+		return false
+	}
+	me, err := os.Hostname()
+	if err != nil || me != *host {
+		return false
+	}
+	return syscall.Kill(int(*pid), 0) == syscall.ESRCH
 }
 
 // unlockLoad releases the lock, then ends its session. The explicit
