@@ -29,6 +29,21 @@ func (a *app) rollups(ctx context.Context) (*pgxpool.Pool, *partition.Manager, *
 	return pool, m, rs, nil
 }
 
+// rollupNamed opens the database and reads rollup name; the caller closes
+// the pool when err is nil.
+func (a *app) rollupNamed(ctx context.Context, name string) (*pgxpool.Pool, *rollup.Rollups, *rollup.Rollup, error) {
+	pool, _, rs, err := a.rollups(ctx)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	r, err := rs.Get(ctx, name)
+	if err != nil {
+		pool.Close()
+		return nil, nil, nil, err
+	}
+	return pool, rs, r, nil
+}
+
 func newRollupCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "rollup",
@@ -205,15 +220,11 @@ func newRollupShowCmd(a *app) *cobra.Command {
 		Args:    exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			pool, _, rs, err := a.rollups(ctx)
+			pool, _, r, err := a.rollupNamed(ctx, args[0])
 			if err != nil {
 				return err
 			}
 			defer pool.Close()
-			r, err := rs.Get(ctx, args[0])
-			if err != nil {
-				return err
-			}
 			j, err := describeRollup(ctx, pool, r)
 			if err != nil {
 				return err
@@ -326,15 +337,11 @@ func newRollupDropCmd(a *app) *cobra.Command {
 		Args:    exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			pool, _, rs, err := a.rollups(ctx)
+			pool, rs, r, err := a.rollupNamed(ctx, args[0])
 			if err != nil {
 				return err
 			}
 			defer pool.Close()
-			r, err := rs.Get(ctx, args[0])
-			if err != nil {
-				return err
-			}
 			if !yes {
 				return usagef("dropping rollup %s deletes its data table %s.%s: add --yes", r, r.Schema, r.DataName)
 			}

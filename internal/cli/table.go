@@ -231,7 +231,7 @@ func newTableListCmd(a *app) *cobra.Command {
 				}
 				out = append(out, j)
 			}
-			if err := addPending(ctx, pool, out); err != nil {
+			if err := addPending(ctx, pool, "", out); err != nil {
 				return err
 			}
 			for _, e := range stale {
@@ -332,9 +332,9 @@ type pendingJSON struct {
 }
 
 // addPending sets the Pending lists of the tables in out from the
-// catalog of pending bulk partitions.
-func addPending(ctx context.Context, db catalog.DB, out []tableJSON) error {
-	all, err := partition.PendingBulkPartitions(ctx, db, "")
+// catalog of pending bulk partitions (of target only, unless it is "").
+func addPending(ctx context.Context, db catalog.DB, target string, out []tableJSON) error {
+	all, err := partition.PendingBulkPartitions(ctx, db, target)
 	if err != nil {
 		return err
 	}
@@ -459,7 +459,7 @@ func newTableShowCmd(a *app) *cobra.Command {
 				return err
 			}
 			one := []tableJSON{j}
-			if err := addPending(ctx, pool, one); err != nil {
+			if err := addPending(ctx, pool, t.String(), one); err != nil {
 				return err
 			}
 			j = one[0]
