@@ -492,7 +492,7 @@ func (ev *evaluator) wave(name string, step int64, f func(t int64) float64) ([]*
 func sinFunction(ev *evaluator, a *args) ([]*series, error) {
 	amp := a.number("amplitude", 1)
 	return ev.wave(a.str("name", ""), int64(a.number("step", 60)), func(t int64) float64 {
-		return math.Sin(float64(t)) * amp
+		return sinRounded(float64(t)) * amp
 	})
 }
 
