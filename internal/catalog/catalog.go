@@ -225,7 +225,9 @@ var migrations = []string{
 	// 7 (package sqlfn): the SQL helpers (time_bucket, buckets, locf,
 	// known, interpolate, first, last). Self-contained (CREATE OR
 	// REPLACE, IF NOT EXISTS) so that it applies whatever migrations
-	// precede it and can be renumbered.
+	// precede it and can be renumbered. Later versions of the helpers are
+	// not migrations: Migrate reinstalls them when the database's
+	// pgts.sqlfn_version() is lower than sqlfn.Version.
 	sqlfn.Install(),
 	// 8 (any writer): the accepted window of a series table, computed at
 	// the server's now() as partition.Table.Window computes it, and the
@@ -377,9 +379,11 @@ const rollupMigration = `CREATE TABLE IF NOT EXISTS pgts.rollup (
 // Version is the catalog version this build of pgts writes.
 func Version() int { return len(migrations) }
 
-// Migrate creates or upgrades the pgts schema. It is idempotent and safe to
-// run from many processes at once (it serialises on an advisory lock). A
-// database whose catalog is newer than this build is refused.
+// Migrate creates or upgrades the pgts schema, and replaces the SQL helpers
+// (package sqlfn) when the database's are older than this build's. It is
+// idempotent and safe to run from many processes at once (it serialises on
+// an advisory lock). A database whose catalog is newer than this build is
+// refused.
 func Migrate(ctx context.Context, conn DB) error {
 	var current int
 	var present bool
@@ -388,10 +392,11 @@ func Migrate(ctx context.Context, conn DB) error {
 		return fmt.Errorf("checking the pgts catalog: %w", err)
 	}
 	if present {
-		if err := conn.QueryRow(ctx, `SELECT coalesce(max(version), 0) FROM pgts.schema_version`).Scan(&current); err != nil {
+		var helpers int
+		if err := conn.QueryRow(ctx, `SELECT (SELECT coalesce(max(version), 0) FROM pgts.schema_version), (`+sqlfn.InstalledVersionQuery+`)`).Scan(&current, &helpers); err != nil {
 			return fmt.Errorf("reading the pgts catalog version: %w", err)
 		}
-		if current == len(migrations) {
+		if current == len(migrations) && helpers >= sqlfn.Version {
 			return nil
 		}
 	}
@@ -417,6 +422,20 @@ func Migrate(ctx context.Context, conn DB) error {
 			}
 			if _, err := tx.Exec(ctx, `INSERT INTO pgts.schema_version (version) VALUES ($1)`, v); err != nil {
 				return fmt.Errorf("recording pgts catalog migration %d: %w", v, err)
+			}
+		}
+		// The SQL helpers carry their own version: a build whose helpers
+		// are newer than the database's replaces them here, in this
+		// transaction and under this lock (migration 7 installed them once,
+		// so later changes would otherwise never reach the database).
+		// Newer helpers, of a newer pgts, are left alone.
+		var helpers int
+		if err := tx.QueryRow(ctx, sqlfn.InstalledVersionQuery).Scan(&helpers); err != nil {
+			return fmt.Errorf("reading the version of the pgts SQL helpers: %w", err)
+		}
+		if helpers < sqlfn.Version {
+			if _, err := tx.Exec(ctx, sqlfn.Install()); err != nil {
+				return fmt.Errorf("upgrading the pgts SQL helpers from version %d to %d: %w", helpers, sqlfn.Version, err)
 			}
 		}
 		return nil

@@ -8,6 +8,7 @@ import (
 
 	"github.com/pgts/pgts/internal/catalog"
 	"github.com/pgts/pgts/internal/pgtest"
+	"github.com/pgts/pgts/internal/sqlfn"
 )
 
 // TestDumpRestore: a database with the helpers, dumped with plain pg_dump
@@ -35,6 +36,14 @@ func TestDumpRestore(t *testing.T) {
 		t.Fatalf("restore: %v\n%s", err, out)
 	}
 	restored := pgtest.PoolFor(t, dst)
+	// The restored helpers keep their version: pgts leaves them as they are.
+	var v int
+	if err := restored.QueryRow(ctx, `SELECT pgts.sqlfn_version()`).Scan(&v); err != nil || v != sqlfn.Version {
+		t.Fatalf("restored pgts.sqlfn_version(): %d, %v; want %d", v, err, sqlfn.Version)
+	}
+	if err := catalog.Migrate(ctx, restored); err != nil {
+		t.Fatalf("migrate after restore: %v", err)
+	}
 	for _, q := range []string{
 		`SELECT pgts.time_bucket('1 day', time, 'Europe/Berlin') AS b, device, count(*), pgts.first(v, time), pgts.last(v, time)
 			FROM r GROUP BY 1, 2 ORDER BY 1, 2`,

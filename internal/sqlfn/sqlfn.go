@@ -17,9 +17,12 @@
 //	              carries forward and interpolate draws lines between
 //
 // Install returns one idempotent script (CREATE OR REPLACE, IF NOT
-// EXISTS); the catalog runs it as one of its migrations. A change to the
-// helpers appends a new catalog migration running Install again, so that
-// databases that already have them get the change.
+// EXISTS) that ends with pgts.sqlfn_version(), which returns Version. The
+// catalog runs it as one of its migrations, and again whenever a
+// database's installed version is lower than this build's (catalog.Migrate),
+// so a change to the helpers reaches databases that already have them:
+// whoever changes the SQL bumps Version (TestVersionCoversSQL insists).
+// pg_dump keeps pgts.sqlfn_version() with the helpers it describes.
 package sqlfn
 
 import (
@@ -35,6 +38,21 @@ var files embed.FS
 // checked at creation, so what a body calls comes first.
 var order = []string{"time_bucket.sql", "bin.sql", "time_bucket_api.sql", "gapfill.sql"}
 
+// Version numbers the helpers' SQL. Bump it with any change to the script
+// Install returns (and record the script's new digest in
+// TestVersionCoversSQL): databases with a lower version get the new script
+// at their next catalog.Migrate. Version 1 is the first numbered one;
+// databases without pgts.sqlfn_version() have the helpers of catalog
+// migration 7 and count as version 0.
+const Version = 1
+
+// InstalledVersionQuery returns the version of the helpers installed in a
+// database: 0 when pgts.sqlfn_version() is missing (helpers older than
+// the numbering, or none). It reads the catalog rather than calling the
+// function, so it runs whether or not the function exists.
+const InstalledVersionQuery = `SELECT coalesce((SELECT substring(prosrc FROM '[0-9]+')::integer FROM pg_proc
+	WHERE oid = to_regprocedure('pgts.sqlfn_version()')), 0)`
+
 // Install is the script that creates or replaces every helper in the
 // pgts schema (which must exist). It runs in one transaction.
 func Install() string {
@@ -48,5 +66,10 @@ func Install() string {
 		b.WriteString("\n")
 	}
 	b.WriteString(firstLastSQL())
+	fmt.Fprintf(&b, `
+CREATE OR REPLACE FUNCTION pgts.sqlfn_version() RETURNS integer
+	LANGUAGE sql IMMUTABLE PARALLEL SAFE AS 'SELECT %d';
+COMMENT ON FUNCTION pgts.sqlfn_version() IS 'Version of the SQL helpers installed in the pgts schema (time_bucket, buckets, locf, known, interpolate, first, last): pgts reinstalls them when its own are newer.';
+`, Version)
 	return b.String()
 }

@@ -1,0 +1,26 @@
+package sqlfn_test
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"testing"
+
+	"github.com/pgts/pgts/internal/sqlfn"
+)
+
+// TestVersionCoversSQL: the helpers' SQL is the one recorded for
+// sqlfn.Version. A change to the SQL without a new Version would never
+// reach the databases that have the helpers already (catalog.Migrate
+// reinstalls only when the installed version is lower): bump Version and
+// record the new digest here.
+func TestVersionCoversSQL(t *testing.T) {
+	digests := map[int]string{
+		1: "9de43af1885ff26b7ceab2cab6c78b71e1b49dca30d7b19de84828b016e3345f",
+	}
+	sum := sha256.Sum256([]byte(sqlfn.Install()))
+	got := hex.EncodeToString(sum[:])
+	want, ok := digests[sqlfn.Version]
+	if !ok || got != want {
+		t.Fatalf("the helpers' SQL (sha256 %s) is not the one recorded for version %d (%q): if the SQL changed, bump sqlfn.Version and record the digest for it", got, sqlfn.Version, want)
+	}
+}
