@@ -31,12 +31,12 @@ import (
 	"strings"
 )
 
-//go:embed time_bucket.sql bin.sql time_bucket_api.sql gapfill.sql
+//go:embed time_bucket.sql bin.sql time_bucket_api.sql gapfill.sql latest.sql
 var files embed.FS
 
 // order is the order in which the files run: each SQL function body is
 // checked at creation, so what a body calls comes first.
-var order = []string{"time_bucket.sql", "bin.sql", "time_bucket_api.sql", "gapfill.sql"}
+var order = []string{"time_bucket.sql", "bin.sql", "time_bucket_api.sql", "gapfill.sql", "latest.sql"}
 
 // Version numbers the helpers' SQL. Bump it with any change to the script
 // Install returns (and record the script's new digest in
