@@ -22,7 +22,7 @@ DECLARE
 	def regclass;
 	parts regclass[];
 	part regclass;
-	todo keys%TYPE := keys;
+	todo keys%TYPE := ARRAY(SELECT DISTINCT k FROM unnest(keys) AS k WHERE k IS NOT NULL);
 	got keys%TYPE;
 	nonempty boolean;
 	r record;
