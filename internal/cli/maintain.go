@@ -87,7 +87,7 @@ func maintainOnce(ctx context.Context, a *app, db catalog.DB, m *partition.Manag
 			failed++
 			continue
 		}
-		a.log.Info("maintained", "table", r.Table, "created", r.Created, "dropped", len(r.Dropped), "moved_rows", r.Moved)
+		a.log.Info("maintained", "table", r.Table, "created", r.Created, "dropped", len(r.Dropped), "moved_rows", r.Moved, "vacuumed", r.Vacuumed)
 	}
 	shardsFailed := 0
 	if len(args) == 0 {

@@ -84,16 +84,18 @@ func (m *Manager) ApplyRetention(ctx context.Context, t *Table) ([]Partition, er
 
 // MaintainResult is the outcome of one table's maintenance.
 type MaintainResult struct {
-	Table   string
-	Created int // partitions made, for the premade horizon and for waiting rows
-	Dropped []Partition
-	Moved   int64 // rows moved from the DEFAULT partition into their partitions
-	Err     error
+	Table    string
+	Created  int // partitions made, for the premade horizon and for waiting rows
+	Dropped  []Partition
+	Moved    int64 // rows moved from the DEFAULT partition into their partitions
+	Vacuumed int   // closed partitions vacuumed (VacuumClosed)
+	Err      error
 }
 
 // Maintain gives each table its DEFAULT partition when it lacks one,
-// premakes partitions, applies retention, and moves the rows waiting in the
-// DEFAULT partition into their partitions (MoveWaiting). A failure on one
+// premakes partitions, applies retention, moves the rows waiting in the
+// DEFAULT partition into their partitions (MoveWaiting), and vacuums the
+// closed partitions written since their last vacuum (VacuumClosed). A failure on one
 // table is recorded in its result and does not stop the others.
 func (m *Manager) Maintain(ctx context.Context, tables []*Table) []MaintainResult {
 	out := make([]MaintainResult, 0, len(tables))
@@ -110,6 +112,9 @@ func (m *Manager) Maintain(ctx context.Context, tables []*Table) []MaintainResul
 			var made int
 			made, r.Moved, r.Err = m.MoveWaiting(ctx, t)
 			r.Created += made
+		}
+		if r.Err == nil {
+			r.Vacuumed, r.Err = m.VacuumClosed(ctx, t)
 		}
 		if r.Err != nil {
 			m.log.Error("maintenance failed", "table", t.String(), "err", r.Err)
