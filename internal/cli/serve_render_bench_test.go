@@ -6,7 +6,10 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -28,9 +31,13 @@ import (
 // The sub-benchmarks fetch and sql* split the sum: FetchWindow of the
 // 1,000 series; the slot rows of their segments read one statement after
 // another, drained and not decoded (sql: times and values as the store
-// reads them, sqlvals: the values only, sqlnone: no array); the log shows
+// read them before a window within a lap of the ring left the times out,
+// sqlvals: the values only, sqlnone: no array); the log shows
 // the server's EXPLAIN ANALYZE of one segment's statement. The archive
 // table is vacuumed after the fill, as autovacuum leaves it in service.
+// Besides the time, each reports the CPU it took, which the load of a
+// shared machine inflates far less: the test process' (client-ms/op)
+// and the database's backends' (server-ms/op, at 10 ms resolution).
 //
 //	go test ./internal/cli -run '^$' -bench RenderStore -benchtime 20x -cpuprofile cpu.out
 func BenchmarkRenderStore(b *testing.B) {
@@ -104,15 +111,19 @@ func BenchmarkRenderStore(b *testing.B) {
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			var n int
+			m := startCPU(b, pool)
 			for b.Loop() {
 				n = get(b, c.target, c.from)
 			}
+			m.report(b)
 			b.ReportMetric(float64(n), "bytes/op")
 		})
 	}
 
 	from, until := now.Add(-24*time.Hour).Unix(), now.Unix()
 	b.Run("fetch", func(b *testing.B) {
+		m := startCPU(b, pool)
+		defer m.report(b)
 		for b.Loop() {
 			got, err := store.FetchWindow(ctx, sumNames, from, until, until, 1000, 0, 4000)
 			if err != nil || len(got) != len(sumNames) {
@@ -127,6 +138,8 @@ func BenchmarkRenderStore(b *testing.B) {
 	} {
 		b.Run(q.name, func(b *testing.B) {
 			segs := segmentsOf(b, pool, sumNames)
+			m := startCPU(b, pool)
+			defer m.report(b)
 			for b.Loop() {
 				for _, seg := range segs {
 					rows, err := pool.Query(ctx, strings.Replace(benchSlotsSQL, "d.times, d.vals", q.cols, 1), seg, from, until)
@@ -175,4 +188,63 @@ func segmentsOf(b *testing.B, pool *pgxpool.Pool, names []string) []int64 {
 		b.Fatal(err)
 	}
 	return segs
+}
+
+// cpuMeter measures the CPU time of this process and of the backends of
+// pool's database over a benchmark's loop.
+type cpuMeter struct {
+	pool         *pgxpool.Pool
+	server       map[int32]time.Duration
+	clientBefore time.Duration
+}
+
+func startCPU(b *testing.B, pool *pgxpool.Pool) *cpuMeter {
+	m := &cpuMeter{pool: pool, server: backendsCPU(b, pool)}
+	m.clientBefore = selfCPU()
+	return m
+}
+
+// report adds client-ms/op and server-ms/op to b's figures.
+func (m *cpuMeter) report(b *testing.B) {
+	client := selfCPU() - m.clientBefore
+	var server time.Duration
+	for pid, t := range backendsCPU(b, m.pool) {
+		server += t - m.server[pid] // a backend started meanwhile counts whole
+	}
+	b.ReportMetric(float64(client.Microseconds())/1e3/float64(b.N), "client-ms/op")
+	b.ReportMetric(float64(server.Microseconds())/1e3/float64(b.N), "server-ms/op")
+}
+
+func selfCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// backendsCPU returns the CPU time (user and system) of each backend of
+// pool's database, from /proc/PID/stat (clock ticks of 10 ms).
+func backendsCPU(b *testing.B, pool *pgxpool.Pool) map[int32]time.Duration {
+	var pids []int32
+	err := pool.QueryRow(context.Background(), `SELECT coalesce(array_agg(pid), '{}') FROM pg_stat_activity WHERE datname = current_database()`).Scan(&pids)
+	if err != nil {
+		b.Fatal(err)
+	}
+	out := make(map[int32]time.Duration, len(pids))
+	for _, pid := range pids {
+		st, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			continue
+		}
+		s := string(st)
+		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		if len(f) < 13 {
+			continue
+		}
+		ut, _ := strconv.ParseInt(f[11], 10, 64)
+		stime, _ := strconv.ParseInt(f[12], 10, 64)
+		out[pid] = time.Duration(ut+stime) * 10 * time.Millisecond
+	}
+	return out
 }
