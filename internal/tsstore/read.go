@@ -307,9 +307,10 @@ WHERE d.bundle_id = $1 AND d.seg = $2 AND (d.slot BETWEEN $3 AND $4 OR d.slot BE
 // stored time of slot $10, $8 the ring size, $9 the step): each row's
 // times come back NULL when every time it holds is that one or NULL,
 // which is the rule once the series have written the window. Sending an
-// array costs the server about 0.25 µs an element (array_send converts
-// each), the check a tenth of that: the times were half of what a sum
-// over 1,000 series waited for (BenchmarkRenderStore in internal/cli).
+// array costs the server about 0.1 µs of CPU an element (array_send
+// converts each), the check a tenth of that: the times were half of the
+// server's work for a sum over 1,000 series (BenchmarkRenderStore in
+// internal/cli, docs/benchmarks.md).
 const sqlReadSlotLap = `SELECT d.slot, d.vals,
 	CASE WHEN array_remove(d.times, NULL) <@ ARRAY[$7::int8 + (((d.slot - $10) % $8 + $8) % $8)::int8 * $9::int8] THEN NULL ELSE d.times END
 FROM pgts.rra_data d
