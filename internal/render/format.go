@@ -128,7 +128,17 @@ func consolidatedIntPoints(pts []point, s *series, off, k int) []point {
 // maxDataPoints 0 means no consolidation; noNullPoints drops null points
 // and series left empty.
 func renderJSON(list []*series, maxDataPoints int, noNullPoints bool) []byte {
-	b := []byte{'['}
+	// room for a typical point ("[12.375, 1700000000], ") so that the
+	// body is not copied as it grows
+	est := 2
+	for _, s := range list {
+		n := len(s.values)
+		if maxDataPoints > 0 {
+			n = min(n, maxDataPoints)
+		}
+		est += 64 + len(s.name) + 24*n
+	}
+	b := append(make([]byte, 0, est), '[')
 	anyData := false
 	var startTime, endTime int64
 	for _, s := range list {

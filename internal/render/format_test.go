@@ -1,9 +1,13 @@
 package render
 
 import (
+	"fmt"
 	"math"
+	"math/rand/v2"
 	"net/http"
 	"net/url"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -91,5 +95,72 @@ func BenchmarkRender(b *testing.B) {
 		if code, body := get(b, h, "/render", q); code != http.StatusOK {
 			b.Fatal(body)
 		}
+	}
+}
+
+// TestAppendPyRepr: the allocation-free spelling of a float is the one
+// built from strings before it (kept here as the reference), over
+// random bits and the edges of the exponent forms.
+func TestAppendPyRepr(t *testing.T) {
+	ref := func(f float64) string {
+		switch {
+		case math.IsNaN(f):
+			return "nan"
+		case math.IsInf(f, 1):
+			return "inf"
+		case math.IsInf(f, -1):
+			return "-inf"
+		}
+		s := strconv.FormatFloat(f, 'f', -1, 64)
+		if a := math.Abs(f); a != 0 && (a < 1e-4 || a >= 1e16) {
+			e := strconv.FormatFloat(f, 'e', -1, 64)
+			mant, expStr, _ := strings.Cut(e, "e")
+			exp, _ := strconv.Atoi(expStr)
+			if exp < -4 || exp >= 16 {
+				sign := "+"
+				if exp < 0 {
+					sign, exp = "-", -exp
+				}
+				return fmt.Sprintf("%se%s%02d", mant, sign, exp)
+			}
+		}
+		if !strings.Contains(s, ".") {
+			s += ".0"
+		}
+		return s
+	}
+	vals := []float64{0, math.Copysign(0, -1), 1e-4, 9.999999999999999e-05, 1e16, 9999999999999998, 1e-5, 1e100, -1e-100,
+		5e-324, math.MaxFloat64, 0.1, 1.0 / 3, 123456789012345680, math.NaN(), math.Inf(-1)}
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 100_000 {
+		vals = append(vals, math.Float64frombits(r.Uint64()))
+	}
+	for _, f := range vals {
+		if got, want := string(appendPyRepr([]byte("x"), f)), "x"+ref(f); got != want {
+			t.Fatalf("appendPyRepr(%v) = %s, want %s", f, got, want)
+		}
+	}
+	if n := testing.AllocsPerRun(100, func() { _ = appendPyRepr(make([]byte, 0, 64), 1.5e-300) }); n > 1 {
+		t.Errorf("%v allocations a value", n)
+	}
+}
+
+// BenchmarkRenderJSON: the JSON body of a glob over 100 series of 720
+// points each (6 h of ten-second slots under maxDataPoints=1000).
+func BenchmarkRenderJSON(b *testing.B) {
+	list := make([]*series, 100)
+	for i := range list {
+		vals := make([]float64, 720)
+		for k := range vals {
+			vals[k] = float64((i*7+k)%1000) / 8
+			if k%6 == 5 {
+				vals[k] = nan
+			}
+		}
+		list[i] = newSeries(fmt.Sprintf("bench.glob.s%d", i), 1_700_000_000, 1_700_000_000+720*30, 30, vals)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = renderJSON(list, 0, false)
 	}
 }

@@ -92,22 +92,35 @@ func (f *foldAcc) add(s *series, off, total int64) bool {
 	if f.fn == "count" {
 		return true
 	}
+	// one loop per function: a switch per value would cost a string
+	// comparison for each of millions of values
 	cnt, acc := f.cnt[off:], f.acc[off:]
-	for i, v := range s.values {
-		if isNull(v) {
-			continue
-		}
-		cnt[i]++
-		switch f.fn {
-		case "sum", "average":
-			acc[i] += v
-		case "min":
-			if math.IsNaN(acc[i]) || v < acc[i] {
-				acc[i] = v
+	acc = acc[:len(s.values)]
+	cnt = cnt[:len(s.values)]
+	switch f.fn {
+	case "sum", "average":
+		for i, v := range s.values {
+			if !isNull(v) {
+				cnt[i]++
+				acc[i] += v
 			}
-		case "max":
-			if math.IsNaN(acc[i]) || v > acc[i] {
-				acc[i] = v
+		}
+	case "min":
+		for i, v := range s.values {
+			if !isNull(v) {
+				cnt[i]++
+				if math.IsNaN(acc[i]) || v < acc[i] {
+					acc[i] = v
+				}
+			}
+		}
+	case "max":
+		for i, v := range s.values {
+			if !isNull(v) {
+				cnt[i]++
+				if math.IsNaN(acc[i]) || v > acc[i] {
+					acc[i] = v
+				}
 			}
 		}
 	}

@@ -3,7 +3,6 @@ package render
 import (
 	"math"
 	"strconv"
-	"strings"
 	"unicode/utf8"
 )
 
@@ -14,42 +13,63 @@ import (
 // pyRepr spells f as Python's repr(float) does: shortest round-trip digits,
 // always a decimal point or exponent, exponent form below 1e-4 and from 1e16.
 func pyRepr(f float64) string {
+	var buf [32]byte
+	return string(appendPyRepr(buf[:0], f))
+}
+
+// appendPyRepr appends pyRepr(f) to b without allocating (a render body
+// spells up to millions of values).
+func appendPyRepr(b []byte, f float64) []byte {
 	switch {
 	case math.IsNaN(f):
-		return "nan"
+		return append(b, "nan"...)
 	case math.IsInf(f, 1):
-		return "inf"
+		return append(b, "inf"...)
 	case math.IsInf(f, -1):
-		return "-inf"
+		return append(b, "-inf"...)
 	}
 	if a := math.Abs(f); a == 0 || a >= 1e-4 && a < 1e16 {
 		// Fast path: the shortest decimal has an exponent in [-4, 16),
 		// which Python spells without an exponent.
-		s := strconv.FormatFloat(f, 'f', -1, 64)
-		if !strings.Contains(s, ".") {
-			s += ".0"
-		}
-		return s
+		return appendPoint(strconv.AppendFloat(b, f, 'f', -1, 64), len(b))
 	}
-	e := strconv.FormatFloat(f, 'e', -1, 64) // d.ddde±XX
-	mant, expStr, _ := strings.Cut(e, "e")
-	exp, _ := strconv.Atoi(expStr)
+	var buf [32]byte
+	e := strconv.AppendFloat(buf[:0], f, 'e', -1, 64) // d.ddde±XX
+	k := len(e) - 1
+	for e[k] != 'e' {
+		k--
+	}
+	mant, exp := e[:k], 0
+	for _, c := range e[k+2:] { // after the sign
+		exp = exp*10 + int(c-'0')
+	}
+	if e[k+1] == '-' {
+		exp = -exp
+	}
 	if exp < -4 || exp >= 16 {
-		sign := "+"
+		b = append(b, mant...)
+		b = append(b, 'e')
 		if exp < 0 {
-			sign, exp = "-", -exp
+			b, exp = append(b, '-'), -exp
+		} else {
+			b = append(b, '+')
 		}
-		es := strconv.Itoa(exp)
-		if len(es) < 2 {
-			es = "0" + es
+		if exp < 10 {
+			b = append(b, '0')
 		}
-		return mant + "e" + sign + es
+		return strconv.AppendInt(b, int64(exp), 10)
 	}
-	s := strconv.FormatFloat(f, 'f', -1, 64)
-	if !strings.Contains(s, ".") {
-		s += ".0"
+	return appendPoint(strconv.AppendFloat(b, f, 'f', -1, 64), len(b))
+}
+
+// appendPoint appends ".0" to b when b[from:] has no decimal point.
+func appendPoint(b []byte, from int) []byte {
+	for _, c := range b[from:] {
+		if c == '.' {
+			return b
+		}
 	}
-	return s
+	return append(b, ".0"...)
 }
 
 // pyG spells f as Python's "%g" does (6 significant digits).
@@ -130,5 +150,5 @@ func appendPyJSONFloat(b []byte, f float64) []byte {
 	case math.IsInf(f, -1):
 		return append(b, "-1e9999"...)
 	}
-	return append(b, pyRepr(f)...)
+	return appendPyRepr(b, f)
 }

@@ -273,14 +273,21 @@ func (s *Store) fetch(ctx context.Context, names []string, from, until, now int6
 
 // readGroup is the archive reads of one Fetch that one statement serves:
 // the series of one segment reading the same archive shape over the same
-// ring slots.
+// ring slots, from the same first stored slot time.
 type readGroup struct {
 	bundle             int32
 	seg                int64
 	lo1, hi1, lo2, hi2 int32
-	pos                []int32
-	minPos, maxPos     int32
-	plans              map[int32][]*fetchPlan // one name may be asked twice
+	// t0 is the stored time of the window's first slot (its label plus
+	// the plans' offset), slot0 that slot, step and size the archive's:
+	// slot s of the window holds time t0 + ((s - slot0) mod size) * step.
+	// lap is false when the window is longer than a lap of the ring,
+	// several labels to a slot.
+	t0, slot0, step, size int64
+	lap                   bool
+	pos                   []int32
+	minPos, maxPos        int32
+	plans                 map[int32][]*fetchPlan // one name may be asked twice
 }
 
 // readParallel is how many statements of one Fetch run at once, each on
@@ -293,6 +300,20 @@ const readParallel = 3
 // cost the server nothing to produce, where cutting them costs more than
 // sending them.
 const sqlReadSlotArrays = `SELECT d.times, d.vals FROM pgts.rra_data d
+WHERE d.bundle_id = $1 AND d.seg = $2 AND (d.slot BETWEEN $3 AND $4 OR d.slot BETWEEN $5 AND $6)`
+
+// sqlReadSlotLap is sqlReadSlotArrays for a window within one lap of the
+// ring, whose slot s holds time $7 + ((s - $10) mod $8) * $9 ($7 the
+// stored time of slot $10, $8 the ring size, $9 the step): each row's
+// times come back NULL when every time it holds is that one or NULL,
+// which is the rule once the series have written the window. Sending an
+// array costs the server about 0.1 µs of CPU an element (array_send
+// converts each), the check a tenth of that: the times were half of the
+// server's work for a sum over 1,000 series (BenchmarkRenderStore in
+// internal/cli, docs/benchmarks.md).
+const sqlReadSlotLap = `SELECT d.slot, d.vals,
+	CASE WHEN array_remove(d.times, NULL) <@ ARRAY[$7::int8 + (((d.slot - $10) % $8 + $8) % $8)::int8 * $9::int8] THEN NULL ELSE d.times END
+FROM pgts.rra_data d
 WHERE d.bundle_id = $1 AND d.seg = $2 AND (d.slot BETWEEN $3 AND $4 OR d.slot BETWEEN $5 AND $6)`
 
 // wholeSlotPositions is the span of positions from which a group reads
@@ -312,6 +333,7 @@ func (s *Store) readArchives(ctx context.Context, plans []*fetchPlan) error {
 		bundle             int32
 		seg                int64
 		lo1, hi1, lo2, hi2 int32
+		t0                 int64
 	}
 	groups := map[key]*readGroup{}
 	var order []*readGroup
@@ -320,11 +342,15 @@ func (s *Store) readArchives(ctx context.Context, plans []*fetchPlan) error {
 			continue
 		}
 		lo1, hi1, lo2, hi2 := p.slotRanges()
-		k := key{p.sch.bundles[p.res.archive], p.id / SegmentWidth, lo1, hi1, lo2, hi2}
+		t0 := p.start + p.offset()
+		k := key{p.sch.bundles[p.res.archive], p.id / SegmentWidth, lo1, hi1, lo2, hi2, t0}
 		g := groups[k]
 		pos := int32(p.id%SegmentWidth) + 1
 		if g == nil {
-			g = &readGroup{bundle: k.bundle, seg: k.seg, lo1: lo1, hi1: hi1, lo2: lo2, hi2: hi2, minPos: pos, maxPos: pos, plans: map[int32][]*fetchPlan{}}
+			a := p.sch.schema.Archive(p.res.archive)
+			g = &readGroup{bundle: k.bundle, seg: k.seg, lo1: lo1, hi1: hi1, lo2: lo2, hi2: hi2,
+				t0: t0, slot0: int64(a.SlotIndex(t0 * 1e6)), step: p.res.step, size: int64(a.Size), lap: len(p.values) <= a.Size,
+				minPos: pos, maxPos: pos, plans: map[int32][]*fetchPlan{}}
 			groups[k] = g
 			order = append(order, g)
 		}
@@ -348,6 +374,9 @@ func (s *Store) readArchives(ctx context.Context, plans []*fetchPlan) error {
 func (s *Store) readGroup(ctx context.Context, g *readGroup) error {
 	if g.maxPos-g.minPos+1 < wholeSlotPositions || g.maxPos-g.minPos+1 > 4*int32(len(g.pos)) {
 		return s.readGroupPositions(ctx, g)
+	}
+	if g.lap {
+		return s.readGroupLap(ctx, g)
 	}
 	rows, err := s.pool.Query(ctx, sqlReadSlotArrays, g.bundle, g.seg, g.lo1, g.hi1, g.lo2, g.hi2)
 	if err != nil {
@@ -389,31 +418,114 @@ func (s *Store) readGroup(ctx context.Context, g *readGroup) error {
 	return nil
 }
 
+// readGroupLap reads the whole slots of a group whose window is within
+// one lap of the ring (sqlReadSlotLap): a slot's values are the window's
+// when the server found every time current, else where its time is the
+// slot's. Each value goes straight into the values of the plans at its
+// position, without a call per element.
+func (s *Store) readGroupLap(ctx context.Context, g *readGroup) error {
+	rows, err := s.pool.Query(ctx, sqlReadSlotLap, g.bundle, g.seg, g.lo1, g.hi1, g.lo2, g.hi2, g.t0, int32(g.size), g.step, int32(g.slot0))
+	if err != nil {
+		return fmt.Errorf("fetch %d series: %w", len(g.pos), err)
+	}
+	defer rows.Close()
+	fd := rows.FieldDescriptions()
+	if len(fd) != 3 || fd[0].Format != pgx.BinaryFormatCode || fd[1].Format != pgx.BinaryFormatCode || fd[2].Format != pgx.BinaryFormatCode {
+		return fmt.Errorf("fetch %d series: slots not in binary format", len(g.pos))
+	}
+	// plans by position, where the map is too slow for every element
+	var byPos [SegmentWidth + 1][]*fetchPlan
+	for _, pos := range g.pos {
+		byPos[pos] = g.plans[pos]
+	}
+	var ts [SegmentWidth + 1]int64
+	for rows.Next() {
+		raw := rows.RawValues()
+		if len(raw[0]) != 4 {
+			return fmt.Errorf("fetch segment %d: slot of %d bytes", g.seg, len(raw[0]))
+		}
+		slot := int64(int32(binary.BigEndian.Uint32(raw[0])))
+		i := floorMod(slot-g.slot0, g.size)
+		t := g.t0 + i*g.step
+		mixed := raw[2] != nil
+		if mixed {
+			for k := range ts {
+				ts[k] = t - 1 // not this slot's time: unknown
+			}
+			if err := decodeArray8(raw[2], func(pos int, bits uint64) { ts[pos] = int64(bits) }); err != nil {
+				return fmt.Errorf("fetch segment %d: times: %w", g.seg, err)
+			}
+		}
+		vals, n, lb, err := array8(raw[1])
+		if err != nil {
+			return fmt.Errorf("fetch segment %d: values: %w", g.seg, err)
+		}
+		for pos := lb; pos < lb+n; pos++ {
+			if len(vals) < 4 {
+				return fmt.Errorf("fetch segment %d: values: array cut short", g.seg)
+			}
+			l := int32(binary.BigEndian.Uint32(vals))
+			vals = vals[4:]
+			if l < 0 {
+				continue // NULL
+			}
+			if l != 8 || len(vals) < 8 {
+				return fmt.Errorf("fetch segment %d: values: array element of %d bytes", g.seg, l)
+			}
+			ps := byPos[pos]
+			if len(ps) > 0 && (!mixed || ts[pos] == t) {
+				v := math.Float64frombits(binary.BigEndian.Uint64(vals))
+				for _, p := range ps {
+					if i < int64(len(p.values)) {
+						p.values[i] = v
+					}
+				}
+			}
+			vals = vals[8:]
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("fetch %d series: %w", len(g.pos), err)
+	}
+	return nil
+}
+
+// array8 checks the header of a one-dimensional PostgreSQL array of
+// 8-byte elements in binary format and returns its n elements (each a
+// 4-byte length, -1 for NULL, then the 8 bytes), unchecked, and the
+// position of the first; positions stay within [1, SegmentWidth].
+func array8(b []byte) (elems []byte, n, lb int, err error) {
+	if b == nil {
+		return nil, 0, 0, errors.New("NULL array")
+	}
+	if len(b) < 12 {
+		return nil, 0, 0, fmt.Errorf("array header of %d bytes", len(b))
+	}
+	ndim := int32(binary.BigEndian.Uint32(b))
+	if ndim == 0 {
+		return nil, 0, 1, nil
+	}
+	if ndim != 1 || len(b) < 20 {
+		return nil, 0, 0, fmt.Errorf("array of %d dimensions", ndim)
+	}
+	n = int(int32(binary.BigEndian.Uint32(b[12:])))
+	lb = int(int32(binary.BigEndian.Uint32(b[16:])))
+	if n < 0 || lb < 1 || lb+n-1 > SegmentWidth {
+		return nil, 0, 0, fmt.Errorf("array bounds [%d:%d] outside [1:%d]", lb, lb+n-1, SegmentWidth)
+	}
+	return b[20:], n, lb, nil
+}
+
 // decodeArray8 walks a one-dimensional PostgreSQL array of 8-byte
 // elements (int8[], float8[]) in binary format, calling fn with the
 // 1-based position (at most SegmentWidth) and the big-endian bits of
 // each non-NULL element. pgx's generic array decoding costs a
 // microsecond an element; this costs nanoseconds.
 func decodeArray8(b []byte, fn func(pos int, bits uint64)) error {
-	if b == nil {
-		return errors.New("NULL array")
+	b, n, lb, err := array8(b)
+	if err != nil {
+		return err
 	}
-	if len(b) < 12 {
-		return fmt.Errorf("array header of %d bytes", len(b))
-	}
-	ndim := int32(binary.BigEndian.Uint32(b))
-	if ndim == 0 {
-		return nil
-	}
-	if ndim != 1 || len(b) < 20 {
-		return fmt.Errorf("array of %d dimensions", ndim)
-	}
-	n := int(int32(binary.BigEndian.Uint32(b[12:])))
-	lb := int(int32(binary.BigEndian.Uint32(b[16:])))
-	if n < 0 || lb < 1 || lb+n-1 > SegmentWidth {
-		return fmt.Errorf("array bounds [%d:%d] outside [1:%d]", lb, lb+n-1, SegmentWidth)
-	}
-	b = b[20:]
 	for i := range n {
 		if len(b) < 4 {
 			return errors.New("array cut short")

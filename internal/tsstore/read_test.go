@@ -78,6 +78,73 @@ func TestFetchWholeSlots(t *testing.T) {
 	check([]int{449, 0, 449})
 }
 
+// TestFetchWholeSlotsLaps: a whole-slot read of a window within one lap
+// of the ring gives the values of that lap only: a slot a series has not
+// written since the ring came round is unknown, while the other series of
+// its row are read, in rows where every series wrote the slot (the server
+// leaves the times out) and in rows where some did not (it sends them).
+func TestFetchWholeSlotsLaps(t *testing.T) {
+	ctx := context.Background()
+	c := &clock{now: time.Unix(base+3600, 0)}
+	cfg := testConfig(t, c)
+	cfg.Raw = nil
+	cfg.Rules = []rra.Rule{rule(t, `.`, "60s", "", "60s:1h")} // a ring of 60 slots
+	s := open(t, newPool(t), cfg)
+	const n = 250
+	name := func(i int) string { return fmt.Sprintf("l.s%d", i) }
+	// the second lap (minutes 60 to 89) skips (i+k)%5 == 0 below minute 80
+	written := func(i, k int) bool { return k < 60 || k >= 80 || (i+k)%5 != 0 }
+	for _, lap := range [][2]int{{0, 60}, {60, 90}} {
+		var pts []ingest.Point
+		for i := range n {
+			for k := lap[0]; k < lap[1]; k++ {
+				if written(i, k) {
+					pts = append(pts, ingest.Point{Name: name(i), Value: float64(i*1000 + k), Time: (base + int64(k)*60) * 1e6})
+				}
+			}
+		}
+		c.now = time.Unix(base+int64(lap[1])*60, 0)
+		if err := s.Add(ctx, pts); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Flush(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	names := make([]string, n)
+	for i := range names {
+		names[i] = name(i)
+	}
+	check := func(from, until int64, first, count int) {
+		t.Helper()
+		got, err := s.Fetch(ctx, names, from, until, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != n {
+			t.Fatalf("%d series, want %d", len(got), n)
+		}
+		for i, sr := range got {
+			if sr.Start != base+int64(first)*60 || len(sr.Values) != count {
+				t.Fatalf("%s: %d values from %d, want %d from %d", sr.Name, len(sr.Values), sr.Start, count, base+int64(first)*60)
+			}
+			for j, v := range sr.Values {
+				k := first + j
+				want := float64(i*1000 + k)
+				if k >= 90 || !written(i, k) {
+					want = math.NaN()
+				}
+				if !(v == want || math.IsNaN(v) && math.IsNaN(want)) {
+					t.Fatalf("%s at minute %d: %v, want %v", sr.Name, k, v, want)
+				}
+			}
+		}
+	}
+	check(base+60*60-1, base+89*60, 60, 30) // half a lap
+	// a whole lap: minute 90 is the slot of minute 30, from the lap before
+	check(base+30*60, base+90*60, 31, 60)
+}
+
 // TestDecodeArray8 decodes PostgreSQL's binary form of int8[] and
 // float8[] with NULLs, and refuses malformed ones.
 func TestDecodeArray8(t *testing.T) {
