@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"sync"
 	"testing"
 	"time"
 
@@ -22,14 +23,26 @@ func TestMain(m *testing.M) { pgtest.Main(m) }
 const base = 1_700_002_800
 
 // newPool returns a pool on a fresh database and checks, once the pool is
-// closed at the end of the test, that the test leaked no goroutine.
+// closed at the end of the test, that the test leaked no goroutine. The
+// check is made once per test, from the baseline taken before its first
+// pool: cleanups run last-in first-out, so it runs after every pool of
+// the test is closed. (A check per pool would see the goroutines an
+// earlier pool, still open, started after the later pool's baseline.)
 func newPool(t testing.TB) *pgxpool.Pool {
 	t.Helper()
-	pgtest.AdminURL(t) // start the cluster before taking the goroutine baseline
-	ign := goleak.IgnoreCurrent()
-	t.Cleanup(func() { goleak.VerifyNone(t, ign) })
+	if _, checked := leakChecked.LoadOrStore(t, true); !checked {
+		pgtest.AdminURL(t) // start the cluster before taking the goroutine baseline
+		ign := goleak.IgnoreCurrent()
+		t.Cleanup(func() {
+			leakChecked.Delete(t)
+			goleak.VerifyNone(t, ign)
+		})
+	}
 	return pgtest.Pool(t)
 }
+
+// leakChecked holds the tests whose goroutine check is registered.
+var leakChecked sync.Map
 
 // rule builds a rule from its config: RRD consolidation when hb is set,
 // Graphite consolidation when it is empty.
