@@ -412,9 +412,11 @@ func WriteVersusTable(w io.Writer, res VersusResult) error {
 		tw.printf("| PostgreSQL PSS beside, MiB | %s | - | |\n", mib(p.PostgresPSS))
 		tw.printf("| pgts_store_series_bytes, MiB | %s | - | |\n", mib(p.SeriesBytes))
 		row("bytes on disk, MiB", p.DiskBytes, v.DiskBytes, mib)
+		sep := "\n"
 		for _, s := range []*VersusSummary{p, v} {
 			for _, r := range s.Reasons {
-				tw.printf("\n%s, %s\n", systemName(s.System), r)
+				tw.printf("%s- %s, %s\n", sep, systemName(s.System), r)
+				sep = ""
 			}
 		}
 		tw.printf("\n")

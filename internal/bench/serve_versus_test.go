@@ -76,7 +76,7 @@ func TestVersusTable(t *testing.T) {
 		"| RSS after 60 s quiet, MiB | 110 | 60.0 | 1.83 |",
 		"| PostgreSQL PSS beside, MiB | 50.0 | - | |",
 		"| pgts_store_series_bytes, MiB | 1.0 | - | |",
-		"VictoriaMetrics, repeat 2: 3000 points stored, 4000 acknowledged",
+		"\n\n- VictoriaMetrics, repeat 2: 3000 points stored, 4000 acknowledged\n\n",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("table lacks %q:\n%s", want, out)
