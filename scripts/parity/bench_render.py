@@ -30,7 +30,8 @@ absolute range is compared with pgts': graphite-web's as the number of
 datapoints that differ, VictoriaMetrics' (whose timestamps and nulls are
 its own: it answers from raw points, pgts and graphite-web from archive
 slots) as the number of values at the timestamps both give that are equal
-within 1e-9, out of those timestamps.
+within 1e-9, out of those timestamps, both asked without maxDataPoints
+(VictoriaMetrics consolidates in buckets of its own).
 
 Each request is asked --requests times in turn (p50, p99 of the sequential
 latencies), then every request again from --clients concurrent clients for
@@ -361,13 +362,20 @@ def compare(systems, reqs, now):
             q["from"] = str(now - int(q["from"][1:-1]) * 3600)
         answers = {}
         for name, s in systems:
-            st, body = daemons.http_get(url_of(s.url, q), timeout=1800)
-            if st != 200:
-                log("compare %s: %s answered %d: %.300s" % (label, name, st, body))
-            answers[name] = answer_of(body, path) if st == 200 else None
-        a = answers["pgts"]
+            # VictoriaMetrics consolidates to maxDataPoints in buckets of
+            # its own: it and pgts are compared on what they store
+            qs = [("", q)]
+            if name in ("pgts", "VictoriaMetrics") and "maxDataPoints" in q:
+                qs.append(("raw", {k: v for k, v in q.items() if k != "maxDataPoints"}))
+            for kind, qq in qs:
+                st, body = daemons.http_get(url_of(s.url, qq), timeout=1800)
+                if st != 200:
+                    log("compare %s: %s answered %d: %.300s" % (label, name, st, body))
+                answers[name + kind] = answer_of(body, path) if st == 200 else None
         for name, _ in systems[1:]:
-            b = answers[name]
+            a, b = answers["pgts"], answers[name]
+            if name == "VictoriaMetrics" and "VictoriaMetricsraw" in answers:
+                a, b = answers["pgtsraw"], answers["VictoriaMetricsraw"]
             if a is None or b is None:
                 log("compare %s: an answer was refused" % label)
                 out.setdefault(name, {})[label] = "refused"
