@@ -8,6 +8,9 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	if os.Getenv(vmParentEnv) != "" {
+		os.Exit(vmParent())
+	}
 	if os.Getenv(fakeVMEnv) != "" {
 		os.Exit(fakeVM())
 	}

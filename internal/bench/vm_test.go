@@ -27,7 +27,26 @@ const (
 	fakeVMEnv        = "PGTS_BENCH_FAKE_VM_OUT"
 	fakeVMIgnoreTerm = "PGTS_BENCH_FAKE_VM_IGNORE_TERM"
 	fakeVMExit       = "PGTS_BENCH_FAKE_VM_EXIT"
+	// vmParentEnv makes the test binary a benchmark process that starts
+	// the fake victoria-metrics (its report in the directory the variable
+	// names) and exits without stopping it.
+	vmParentEnv = "PGTS_BENCH_VM_PARENT_DIR"
 )
+
+func vmParent() int {
+	dir := os.Getenv(vmParentEnv)
+	os.Unsetenv(vmParentEnv)
+	os.Setenv(fakeVMEnv, filepath.Join(dir, "fake.out"))
+	exe, err := os.Executable()
+	if err != nil {
+		return 1
+	}
+	if _, err := StartVM(context.Background(), VMConfig{Exe: exe, Dir: dir, Step: 10 * time.Second, Name: "orphan"}); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return 0 // exits with victoria-metrics running: Pdeathsig must end it
+}
 
 func fakeVM() int {
 	out := os.Getenv(fakeVMEnv)
@@ -51,7 +70,7 @@ func fakeVM() int {
 	if err := child.Start(); err != nil {
 		return 4
 	}
-	fmt.Fprintf(&report, "child %d\n", child.Process.Pid)
+	fmt.Fprintf(&report, "child %d\npid %d\n", child.Process.Pid, os.Getpid())
 	var addr string
 	for _, a := range os.Args[1:] {
 		if v, ok := strings.CutPrefix(a, "-httpListenAddr="); ok {
@@ -79,6 +98,12 @@ func fakeVM() int {
 // fakeVMReport reads what the fake wrote: descriptors, the child's pid
 // and the arguments.
 func fakeVMReport(t *testing.T, path string) (fds []string, child int, args []string) {
+	fds, child, args, _ = fakeVMReportPid(t, path)
+	return fds, child, args
+}
+
+// fakeVMReportPid is fakeVMReport with the fake's own pid.
+func fakeVMReportPid(t *testing.T, path string) (fds []string, child int, args []string, pid int) {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -93,9 +118,11 @@ func fakeVMReport(t *testing.T, path string) (fds []string, child int, args []st
 			child, _ = strconv.Atoi(v)
 		case "arg":
 			args = append(args, v)
+		case "pid":
+			pid, _ = strconv.Atoi(v)
 		}
 	}
-	return fds, child, args
+	return fds, child, args, pid
 }
 
 // gone waits (bounded) until pid has exited: no /proc entry, or a zombie
@@ -212,6 +239,30 @@ func TestVMLifecycle(t *testing.T) {
 	}
 	if err := vm.Stop(); err != nil {
 		t.Errorf("second stop: %v", err)
+	}
+}
+
+// TestVMDiesWithTheBenchmark: when the benchmark process exits without
+// stopping victoria-metrics, the kernel kills it (Pdeathsig).
+func TestVMDiesWithTheBenchmark(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	cmd := exec.Command(exe)
+	cmd.Env = append(os.Environ(), vmParentEnv+"="+dir)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("benchmark process: %v\n%s", err, out)
+	}
+	_, child, _, pid := fakeVMReportPid(t, filepath.Join(dir, "fake.out"))
+	defer syscall.Kill(child, syscall.SIGKILL) //nolint:errcheck // Pdeathsig ends victoria-metrics, not what it started
+	if pid == 0 {
+		t.Fatal("the fake did not report its pid")
+	}
+	if !gone(t, pid) {
+		syscall.Kill(pid, syscall.SIGKILL) //nolint:errcheck
+		t.Fatalf("victoria-metrics (pid %d) outlived the benchmark process", pid)
 	}
 }
 
