@@ -162,7 +162,7 @@ bench-serve: deps build
 		set -x; \
 		$(BIN) bench serve --vm "$$vm" --series $(SERVE_SERIES) --rates $(SERVE_RATES) --window $(WINDOW) \
 			--repeat $(SERVE_REPEAT) --quiet $(SERVE_QUIET) --out bench-results/$(STAMP)-serve | tee bench-results/serve.txt; \
-		if [ -n "$(CONTENTION)" ]; then \
+		if [ "$(CONTENTION)" = 1 ]; then \
 			$(BIN) bench serve --vm "$$vm" --contention --series $(SERVE_SERIES) --rates $(SERVE_RATES) --window $(WINDOW) \
 				--repeat $(SERVE_REPEAT) --quiet $(SERVE_QUIET) --out bench-results/$(STAMP)-serve-contention | tee -a bench-results/serve.txt; \
 		fi; \
