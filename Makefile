@@ -6,7 +6,7 @@ BIN     := bin/pgts
 VERSION := $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X github.com/pgts/pgts/internal/cli.Version=$(VERSION)
 
-.PHONY: all build deps test-deps demo test fmt-check vet parity bench-render bench-load bench-parse bench-bulk bench-insert bench-partition bench-serve bench-events bench-insert-any bench-memory bench-study bench-sql bench-rollup clean
+.PHONY: all build deps test-deps demo test fmt-check vet parity bench-render bench-load bench-parse bench-bulk bench-insert bench-partition bench-serve bench-events bench-insert-any bench-memory bench-study bench-sql bench-rollup bench-tools clean
 
 all: build
 
@@ -49,13 +49,15 @@ BATCHES ?= 1000
 STAMP := $(shell date -u +%Y%m%dT%H%M%SZ)
 
 # bench-render: render latency (p50, p99) and requests/s of typical Grafana
-# requests, pgts serve beside graphite-web 1.1.10 under gunicorn on the
-# same points (scripts/parity/bench_render.py; RENDER_ARGS to resize).
+# requests, pgts serve beside graphite-web 1.1.10 under gunicorn and
+# VictoriaMetrics (VM_VERSION, when it can be built) on the same points
+# (scripts/parity/bench_render.py; RENDER_ARGS to resize).
 RENDER_ARGS ?=
 bench-render:
 	@scripts/parity/setup
 	@mkdir -p bench-results
-	.parity/venv/bin/python scripts/parity/bench_render.py $(RENDER_ARGS) | tee bench-results/render.md
+	@vm=$$(scripts/bench-vm.sh $(VM_VERSION)); set -x; \
+	.parity/venv/bin/python scripts/parity/bench_render.py $${vm:+--vm "$$vm"} $(RENDER_ARGS) | tee bench-results/render.md
 
 # bench-load: the loader against psql COPY on the conditions data (10 M rows,
 # width 5, weekly partitions), with a time index, then with (device, time)
@@ -137,16 +139,42 @@ bench-partition: deps build
 	$(BIN) bench partition --partitions 50 --batch-rows 10000 --route parent | tee bench-results/partition-parent.txt
 	$(BIN) bench partition --partitions 50 --batch-rows 10000 --route leaf | tee bench-results/partition-leaf.txt
 
-# bench-serve: the highest rate pgts serve sustains (Graphite plaintext over
-# TCP; archives 10s:6h, 1m:7d, 1h:1y; each step a cold start of all its
-# series) for WINDOW, with 100,000 and 300,000 series.
-WINDOW ?= 5m
-SERVE_SERIES ?= 100000,300000
-SERVE_RATES ?= 50000,100000,150000,200000,300000
+# bench-serve: pgts serve beside VictoriaMetrics (VM_VERSION, built with
+# go install into .bench-tools/bin by scripts/bench-vm.sh) with the same
+# blaster, series, rate and WINDOW (Graphite plaintext over TCP; archives
+# 10s:6h, 1m:7d, 1h:1y; each run a cold start of all its series on fresh
+# storage), SERVE_REPEAT interleaved rounds, memory read after SERVE_QUIET
+# idle; CONTENTION=1 repeats it all with one core kept busy by a busy loop.
+# One table per series count and rate. Without VictoriaMetrics (it could
+# not be built: a line says so) it finds pgts' highest sustained rate among
+# SERVE_RATES instead, as before.
+VM_VERSION := v1.151.0
+WINDOW ?= 2m
+SERVE_SERIES ?= 300000
+SERVE_RATES ?= 150000
+SERVE_REPEAT ?= 2
+SERVE_QUIET ?= 1m
+CONTENTION ?=
 bench-serve: deps build
 	@mkdir -p bench-results
-	$(BIN) bench serve --series $(SERVE_SERIES) --rates $(SERVE_RATES) --window $(WINDOW) --live-heap \
-		--out bench-results/$(STAMP)-serve | tee bench-results/serve.txt
+	@vm=$$(scripts/bench-vm.sh $(VM_VERSION)); \
+	if [ -n "$$vm" ]; then \
+		set -x; \
+		$(BIN) bench serve --vm "$$vm" --series $(SERVE_SERIES) --rates $(SERVE_RATES) --window $(WINDOW) \
+			--repeat $(SERVE_REPEAT) --quiet $(SERVE_QUIET) --out bench-results/$(STAMP)-serve | tee bench-results/serve.txt; \
+		if [ "$(CONTENTION)" = 1 ]; then \
+			$(BIN) bench serve --vm "$$vm" --contention --series $(SERVE_SERIES) --rates $(SERVE_RATES) --window $(WINDOW) \
+				--repeat $(SERVE_REPEAT) --quiet $(SERVE_QUIET) --out bench-results/$(STAMP)-serve-contention | tee -a bench-results/serve.txt; \
+		fi; \
+	else \
+		set -x; \
+		$(BIN) bench serve --series $(SERVE_SERIES) --rates $(SERVE_RATES) --window $(WINDOW) --live-heap \
+			--out bench-results/$(STAMP)-serve | tee bench-results/serve.txt; \
+	fi
+
+# bench-tools: VictoriaMetrics for bench-serve and bench-render.
+bench-tools:
+	@scripts/bench-vm.sh $(VM_VERSION)
 
 # bench-events: a field report's event workload (16 sessions, one row per
 # transaction, 2 kB JSON documents) on a plain table and on a weekly pgts
@@ -205,4 +233,4 @@ bench-study: deps build
 	$(BIN) bench study $(STUDY) --size $(SIZE) --out bench-results/$(STAMP)-study-$(STUDY)-$(SIZE)
 
 clean:
-	rm -rf bin
+	rm -rf bin .bench-tools

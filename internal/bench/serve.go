@@ -50,9 +50,14 @@ type ServeScenario struct {
 	StopAtFirstFailure bool          `json:"stop_at_first_failure"`
 	// LiveHeap: after each drained step, wait for the daemon's live heap
 	// (up to gcWait) to report it with the cache the store accounts.
-	LiveHeap bool         `json:"live_heap"`
-	Dir      string       `json:"-"` // working directory for configs and daemon logs
-	Logger   *slog.Logger `json:"-"`
+	LiveHeap bool `json:"live_heap"`
+	// Quiet: after each drained step, leave the daemon idle this long,
+	// then read its resident memory and PostgreSQL's proportional set
+	// size (0: not measured).
+	Quiet  time.Duration `json:"-"`
+	QuietS float64       `json:"quiet_seconds,omitempty"`
+	Dir    string        `json:"-"` // working directory for configs and daemon logs
+	Logger *slog.Logger  `json:"-"`
 }
 
 // Validate checks the scenario.
@@ -70,6 +75,8 @@ func (s *ServeScenario) Validate() error {
 		return fmt.Errorf("flush interval %v: at least 1s", s.FlushInterval)
 	case len(s.Archives) == 0:
 		return errors.New("no archives")
+	case s.Quiet < 0 || s.Quiet > 10*time.Minute:
+		return fmt.Errorf("quiet wait %v: between 0 and 10m", s.Quiet)
 	}
 	for _, n := range s.Series {
 		if n < 1 || n > 10_000_000 {
@@ -92,9 +99,12 @@ type ServeSample struct {
 	Added      float64 `json:"added_per_s"` // points the store accepted
 	Slots      float64 `json:"slots_per_s"` // archive slots written to PostgreSQL
 	CacheBytes int64   `json:"cache_bytes"`
-	Waiting    int64   `json:"waiting_points"` // points receivers hold while the store is full
-	RSS        int64   `json:"daemon_rss_bytes"`
-	Series     int64   `json:"series"`
+	// SeriesBytes is the memory of all series' state
+	// (pgts_store_series_bytes), CacheBytes only what is pending.
+	SeriesBytes int64 `json:"series_bytes"`
+	Waiting     int64 `json:"waiting_points"` // points receivers hold while the store is full
+	RSS         int64 `json:"daemon_rss_bytes"`
+	Series      int64 `json:"series"`
 }
 
 // ServeStep is one (series, rate) step.
@@ -114,13 +124,22 @@ type ServeStep struct {
 	// EndCache is the cache the store accounts once drained, and
 	// LiveHeap the daemon's live heap then (as of the second collection
 	// after the drain; 0 when none came within gcWait).
-	EndCache  int64         `json:"end_cache_bytes"`
-	LiveHeap  int64         `json:"end_live_heap_bytes"`
-	DaemonCPU float64       `json:"daemon_cpu_seconds"`
-	ServerCPU float64       `json:"server_cpu_seconds"`
-	Sustained bool          `json:"sustained"`
-	Reason    string        `json:"reason,omitempty"` // why not sustained
-	Samples   []ServeSample `json:"samples"`
+	EndCache int64 `json:"end_cache_bytes"`
+	// EndSeriesBytes is pgts_store_series_bytes once drained (after the
+	// quiet wait when there is one).
+	EndSeriesBytes int64 `json:"end_series_bytes"`
+	// After Quiet: the daemon's resident memory, the proportional set
+	// size of the PostgreSQL server's processes, and the bytes of the
+	// pgts schema's tables and indexes (measured after the daemon stops).
+	QuietRSS    int64         `json:"quiet_daemon_rss_bytes,omitempty"`
+	PostgresPSS int64         `json:"quiet_postgres_pss_bytes,omitempty"`
+	DiskBytes   int64         `json:"disk_bytes"`
+	LiveHeap    int64         `json:"end_live_heap_bytes"`
+	DaemonCPU   float64       `json:"daemon_cpu_seconds"`
+	ServerCPU   float64       `json:"server_cpu_seconds"`
+	Sustained   bool          `json:"sustained"`
+	Reason      string        `json:"reason,omitempty"` // why not sustained
+	Samples     []ServeSample `json:"samples"`
 }
 
 // ServeResult is the whole run.
@@ -143,7 +162,7 @@ func RunServe(ctx context.Context, s ServeScenario, onStep func(ServeStep)) (Ser
 	if s.Step == "" {
 		s.Step = "10s"
 	}
-	s.WindowS, s.FlushS = s.Window.Seconds(), s.FlushInterval.Seconds()
+	s.WindowS, s.FlushS, s.QuietS = s.Window.Seconds(), s.FlushInterval.Seconds(), s.Quiet.Seconds()
 	res := ServeResult{Scenario: s, Best: map[string]float64{}}
 	if err := s.Validate(); err != nil {
 		return res, err
@@ -260,6 +279,7 @@ func runServeStep(ctx context.Context, s ServeScenario, pool *pgxpool.Pool, post
 		return step, err
 	}
 	defer logf.Close()
+	closeOnExecAll() // the daemon gets no inherited descriptor either
 	cmd := exec.Command(s.Exe, "serve", "--config", cfgPath, "--db", s.ConnString)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := cmd.Start(); err != nil {
@@ -331,7 +351,7 @@ func runServeStep(ctx context.Context, s ServeScenario, pool *pgxpool.Pool, post
 		}
 		acked := bl.Stats().Acked
 		sm := ServeSample{T: time.Since(start).Seconds(), Acked: float64(acked - prevAcked),
-			CacheBytes: int64(m["pgts_store_cache_bytes"]), Waiting: int64(m["pgts_serve_sink_waiting_points"]),
+			CacheBytes: int64(m["pgts_store_cache_bytes"]), SeriesBytes: int64(m["pgts_store_series_bytes"]), Waiting: int64(m["pgts_serve_sink_waiting_points"]),
 			RSS: int64(m["process_resident_memory_bytes"]), Series: int64(m["pgts_store_series"])}
 		if prev != nil {
 			sm.Received = m["pgts_serve_points_received_total"] - prev["pgts_serve_points_received_total"]
@@ -386,6 +406,20 @@ blasting:
 	if drained && s.LiveHeap {
 		step.EndCache, step.LiveHeap = liveAfterGC(ctx, client, metricsURL, last)
 	}
+	if last != nil {
+		step.EndSeriesBytes = int64(last["pgts_store_series_bytes"])
+	}
+	if drained && s.Quiet > 0 {
+		select {
+		case <-ctx.Done():
+		case <-time.After(s.Quiet):
+		}
+		step.QuietRSS = procRSS(cmd.Process.Pid)
+		step.PostgresPSS = TreePSS(postmaster)
+		if m, err := scrape(ctx, client, metricsURL); err == nil {
+			step.EndSeriesBytes = int64(m["pgts_store_series_bytes"])
+		}
+	}
 	stopErr := stopDaemon()
 	if last != nil {
 		step.Added = int64(last["pgts_store_points_added_total"])
@@ -394,6 +428,9 @@ blasting:
 	}
 	if err := pool.QueryRow(ctx, "SELECT count(*) FROM pgts.metric").Scan(&step.Registered); err != nil {
 		return step, err
+	}
+	if err := pool.QueryRow(ctx, pgtsDiskBytesSQL).Scan(&step.DiskBytes); err != nil {
+		return step, fmt.Errorf("sizing the pgts schema: %w", err)
 	}
 	switch {
 	case bd.err != nil:
@@ -497,4 +534,58 @@ func parseExposition(r io.Reader) (map[string]float64, error) {
 		out[name] += v
 	}
 	return out, sc.Err()
+}
+
+// pgtsDiskBytesSQL sums the tables of the pgts schema with their indexes
+// and TOAST.
+const pgtsDiskBytesSQL = `SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0)::bigint
+	FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+	WHERE n.nspname = 'pgts' AND c.relkind IN ('r', 'm')`
+
+// procRSS is the resident memory of one process (VmRSS), 0 when unknown.
+func procRSS(pid int) int64 {
+	return statusField(fmt.Sprintf("/proc/%d/status", pid), "VmRSS:")
+}
+
+// statusField reads a "Name:   N kB" line of a /proc file, in bytes.
+func statusField(path, name string) int64 {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, name); ok {
+			f := strings.Fields(rest)
+			if len(f) == 0 {
+				return 0
+			}
+			n, _ := strconv.ParseInt(f[0], 10, 64)
+			return n << 10
+		}
+	}
+	return 0
+}
+
+// TreePSS is the proportional set size of a process and its children
+// (a postmaster and its server processes): shared memory counts once,
+// split among the processes mapping it. 0 when it cannot be read.
+func TreePSS(root int) int64 {
+	if root <= 0 {
+		return 0
+	}
+	total := statusField(fmt.Sprintf("/proc/%d/smaps_rollup", root), "Pss:")
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return total
+	}
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == root {
+			continue
+		}
+		if _, _, ppid, err := statTimes(pid); err == nil && ppid == root {
+			total += statusField(fmt.Sprintf("/proc/%d/smaps_rollup", pid), "Pss:")
+		}
+	}
+	return total
 }

@@ -1,7 +1,12 @@
-"""Render latency: pgts serve beside graphite-web 1.1.10 on the same data.
+"""Render latency: pgts serve beside graphite-web 1.1.10 and VictoriaMetrics
+on the same data.
 
-Both systems are started as the parity suite starts them (scripts/parity/
-daemons.py), except that graphite-web runs under gunicorn with 2 workers.
+pgts and graphite-web are started as the parity suite starts them
+(scripts/parity/daemons.py), except that graphite-web runs under gunicorn
+with 2 workers. With --vm, VictoriaMetrics (single-node victoria-metrics,
+its Graphite render API, -search.graphiteStorageStep set to --every, its
+response cache off since the bench repeats requests) runs beside them in
+its own process group, with a temporary data directory removed at the end.
 The series:
 
   bench.glob.s<i>            --glob series   (a glob, averageSeries)
@@ -17,6 +22,16 @@ and tag_series' rows in one transaction), since carbon's one HTTP call per
 tagged series takes hours at 300,000. A tagged series the bench's requests
 never read (one point, not selected) is registered in graphite-web's tag
 database, which is what seriesByTag searches, without a whisper file.
+VictoriaMetrics gets the same points over Graphite plaintext (TCP), then
+a forced flush once it counts them all inserted.
+
+Before timing, each system's answer to each request over the same
+absolute range is compared with pgts': graphite-web's as the number of
+datapoints that differ, VictoriaMetrics' (whose timestamps and nulls are
+its own: it answers from raw points, pgts and graphite-web from archive
+slots) as the number of values at the timestamps both give that are equal
+within 1e-9, out of those timestamps, both asked without maxDataPoints
+(VictoriaMetrics consolidates in buckets of its own).
 
 Each request is asked --requests times in turn (p50, p99 of the sequential
 latencies), then every request again from --clients concurrent clients for
@@ -26,15 +41,19 @@ latencies), then every request again from --clients concurrent clients for
 """
 
 import argparse
+import ctypes
 import json
 import concurrent.futures
 import os
 import pickle
+import shutil
+import signal
 import socket
 import struct
 import statistics
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import urllib.parse
@@ -82,6 +101,119 @@ class GunicornGraphite(daemons.Graphite):
         self.procs.insert(0, proc)
         daemons.wait_until("graphite-web under gunicorn",
                            lambda: proc.check_alive() or daemons.http_get(self.url + "/version", 5)[0] == 200, 60)
+
+
+def _die_with_parent():
+    """In the child, before exec: SIGKILL when the bench process dies."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+
+
+def vm_args(data, graphite_port, http_port, step):
+    """victoria-metrics' flags: those of the Go harness (internal/bench/vm.go)."""
+    return ["-storageDataPath=" + data,
+            "-graphiteListenAddr=127.0.0.1:%d" % graphite_port,
+            "-httpListenAddr=127.0.0.1:%d" % http_port,
+            "-search.graphiteStorageStep=%ds" % step,
+            "-search.latencyOffset=1s",
+            "-search.disableCache",
+            "-search.maxUniqueTimeseries=100000000",
+            "-retentionPeriod=100y"]
+
+
+class VictoriaMetrics:
+    """victoria-metrics in its own process group: stop() sends the group
+    SIGTERM, then SIGKILL after a minute, and removes the data directory.
+    It inherits no descriptor but its log (close_fds), and gets SIGKILL if
+    this process dies first (PR_SET_PDEATHSIG)."""
+
+    def __init__(self, exe, work, step):
+        self.exe = exe
+        self.dir = os.path.join(work, "vm")
+        self.step = step
+        self.line_port = daemons.free_port()
+        self.http_port = daemons.free_port()
+        self.url = "http://127.0.0.1:%d" % self.http_port
+        self.data = None
+        self.p = None
+        self.log = None
+
+    def start(self):
+        os.makedirs(self.dir, exist_ok=True)
+        self.data = tempfile.mkdtemp(prefix="vm-data-", dir=self.dir)
+        self.log_path = os.path.join(self.dir, "victoria-metrics.log")
+        self.log = open(self.log_path, "wb")
+        self.p = subprocess.Popen([self.exe] + vm_args(self.data, self.line_port, self.http_port, self.step),
+                                  stdin=subprocess.DEVNULL, stdout=self.log, stderr=subprocess.STDOUT,
+                                  close_fds=True, start_new_session=True, preexec_fn=_die_with_parent)
+
+        def ready():
+            if self.p.poll() is not None:
+                raise RuntimeError("victoria-metrics exited with %s; its log (%s):\n%s" % (
+                    self.p.returncode, self.log_path, daemons.tail(self.log_path)))
+            return daemons.http_get(self.url + "/health", 5)[0] == 200
+        daemons.wait_until("victoria-metrics", ready, 60)
+
+    def inserted(self):
+        st, body = daemons.http_get(self.url + "/metrics", 30)
+        n = 0.0
+        for line in body.decode().splitlines():
+            if line.startswith("vm_rows_inserted_total"):
+                n += float(line.rsplit(" ", 1)[1])
+        return n
+
+    def flush(self):
+        st, body = daemons.http_get(self.url + "/internal/force_flush", 600)
+        if st != 200:
+            raise RuntimeError("victoria-metrics force_flush answered %d: %.200s" % (st, body))
+
+    def stop(self):
+        if self.p is not None and self.p.poll() is None:
+            try:
+                os.killpg(self.p.pid, signal.SIGTERM)
+                self.p.wait(60)
+            except subprocess.TimeoutExpired:
+                pass
+            except ProcessLookupError:
+                pass
+        if self.p is not None:
+            try:
+                os.killpg(self.p.pid, signal.SIGKILL)  # whatever is left in its group
+            except ProcessLookupError:
+                pass
+            self.p.wait()
+        if self.log:
+            self.log.close()
+        if self.data:
+            shutil.rmtree(self.data, ignore_errors=True)
+
+    def stop_cluster(self):
+        pass
+
+
+def send_plaintext_all(port, spec):
+    """Sends every point as Graphite plaintext over TCP; returns how many."""
+    n = 0
+    buf = []
+    with socket.create_connection(("127.0.0.1", port), timeout=1800) as s:
+        for name, pts in series_points(spec):
+            for ts, v in pts:
+                buf.append("%s %r %d\n" % (name, v, ts))
+            if len(buf) >= 5000:
+                s.sendall("".join(buf).encode())
+                n += len(buf)
+                buf = []
+        if buf:
+            s.sendall("".join(buf).encode())
+            n += len(buf)
+    return n
+
+
+def load_vm(vm, spec):
+    n = send_plaintext_all(vm.line_port, spec)
+    daemons.wait_until("victoria-metrics to insert %d points" % n, lambda: vm.inserted() >= n, 3600, interval=0.5)
+    vm.flush()
+    log("victoria-metrics: %d points" % n)
 
 
 def spec_of(args, now):
@@ -163,7 +295,10 @@ def load_graphite(g, spec):
 
 
 def requests(args):
-    r = []
+    common = {"from": "-6h", "until": "now", "format": "json", "maxDataPoints": "1000"}
+    r = [("glob over %d series, 6 h" % args.glob, dict(common, target="bench.glob.*")),
+         ("one series, 24 h", dict(common, target="bench.glob.s0", **{"from": "-24h"})),
+         ("find of %d leaves" % args.sum, {"_path": "/metrics/find", "query": "bench.sum.*", "format": "completer"})]
     for hours, label in ((24, "24 h"), (168, "7 d")):
         common = {"from": "-%dh" % hours, "until": "now", "format": "json", "maxDataPoints": "1000"}
         r.append(("glob over %d series, %s" % (args.glob, label), dict(common, target="bench.glob.*")))
@@ -174,28 +309,93 @@ def requests(args):
     return r
 
 
+def url_of(base, q):
+    """The request's URL: /render unless it names another path."""
+    q = dict(q)
+    path = q.pop("_path", "/render")
+    return base + path + "?" + urllib.parse.urlencode(q)
+
+
+def answer_of(body, path):
+    """A render answer as {target: {ts: value}}; a find answer as {leaf id: {}}."""
+    doc = json.loads(body)
+    if path == "/metrics/find":
+        items = doc.get("metrics", []) if isinstance(doc, dict) else doc
+        return {m.get("path", m.get("id", "")).rstrip("."): {} for m in items if str(m.get("is_leaf", "0")) in ("1", "True", "true")}
+    names = [d["target"] for d in doc]
+    if len(set(names)) < len(names):
+        # VictoriaMetrics names each tagged series by its name alone: use
+        # Graphite's name;tag=value form, tags sorted
+        names = [d["target"] + "".join(";%s=%s" % kv for kv in sorted(d.get("tags", {}).items()) if kv[0] != "name")
+                 for d in doc]
+    return {n: {ts: v for v, ts in d["datapoints"]} for n, d in zip(names, doc)}
+
+
+def equal_values(a, b):
+    """(equal, compared): values at the timestamps both answers give, with
+    both non-null, equal within 1e-9; series matched by name, or the only
+    series of each when the names differ."""
+    pairs = [(a[t], b[t]) for t in set(a) & set(b)]
+    if not pairs and len(a) == 1 and len(b) == 1:
+        pairs = [(next(iter(a.values())), next(iter(b.values())))]
+    eq = n = 0
+    for x, y in pairs:
+        for ts in set(x) & set(y):
+            if x[ts] is None or y[ts] is None:
+                continue
+            n += 1
+            eq += abs(x[ts] - y[ts]) <= 1e-9 * max(1, abs(y[ts]))
+    return eq, n
+
+
 def compare(systems, reqs, now):
-    """Logs how the answers of the two systems differ on each request, asked
-    over the same absolute range so that both read the same slots."""
+    """Compares each system's answer to each request with pgts', asked over
+    the same absolute range so that all read the same slots; logs it and
+    returns {system: {label: text for the table}}."""
+    out = {}
     if len(systems) < 2:
-        return
+        return out
     for label, q in reqs:
-        q = dict(q, until=str(now))
-        q["from"] = str(now - int(q["from"][1:-1]) * 3600)
-        answers = []
+        path = q.get("_path", "/render")
+        if path == "/render":
+            q = dict(q, until=str(now))
+            q["from"] = str(now - int(q["from"][1:-1]) * 3600)
+        answers = {}
         for name, s in systems:
-            st, body = daemons.http_get(s.url + "/render?" + urllib.parse.urlencode(q), timeout=1800)
-            if st != 200:
-                log("compare %s: %s answered %d: %.300s" % (label, name, st, body))
-            answers.append({d["target"]: d["datapoints"] for d in json.loads(body)} if st == 200 else None)
-        a, b = answers
-        if a is None or b is None:
-            log("compare %s: an answer was refused" % label)
-            continue
-        diff = sum(1 for t in set(a) | set(b) for x, y in zip(a.get(t, []), b.get(t, []))
-                   if (x[0] is None) != (y[0] is None) or x[0] is not None and abs(x[0] - y[0]) > 1e-9 * max(1, abs(y[0])))
-        diff += sum(abs(len(a.get(t, [])) - len(b.get(t, []))) for t in set(a) | set(b))
-        log("compare %s: %d series each side, %d datapoints differ" % (label, len(a) if len(a) == len(b) else -1, diff))
+            # VictoriaMetrics consolidates to maxDataPoints in buckets of
+            # its own: it and pgts are compared on what they store
+            qs = [("", q)]
+            if name in ("pgts", "VictoriaMetrics") and "maxDataPoints" in q:
+                qs.append(("raw", {k: v for k, v in q.items() if k != "maxDataPoints"}))
+            for kind, qq in qs:
+                st, body = daemons.http_get(url_of(s.url, qq), timeout=1800)
+                if st != 200:
+                    log("compare %s: %s answered %d: %.300s" % (label, name, st, body))
+                answers[name + kind] = answer_of(body, path) if st == 200 else None
+        for name, _ in systems[1:]:
+            a, b = answers["pgts"], answers[name]
+            if name == "VictoriaMetrics" and "VictoriaMetricsraw" in answers:
+                a, b = answers["pgtsraw"], answers["VictoriaMetricsraw"]
+            if a is None or b is None:
+                log("compare %s: an answer was refused" % label)
+                out.setdefault(name, {})[label] = "refused"
+                continue
+            if path != "/render":
+                same = "same %d leaves" % len(a) if set(a) == set(b) else "leaves differ (%d, %d)" % (len(a), len(b))
+                log("compare %s: %s: %s" % (label, name, same))
+                out.setdefault(name, {})[label] = same
+            elif name == "graphite-web":
+                diff = sum(1 for t in set(a) | set(b) for ts in set(a.get(t, {})) | set(b.get(t, {}))
+                           if (a.get(t, {}).get(ts) is None) != (b.get(t, {}).get(ts) is None) or
+                           a.get(t, {}).get(ts) is not None and
+                           abs(a[t][ts] - b[t][ts]) > 1e-9 * max(1, abs(b[t][ts])))
+                log("compare %s: %d series each side, %d datapoints differ" % (label, len(a) if len(a) == len(b) else -1, diff))
+                out.setdefault(name, {})[label] = "%d differ" % diff
+            else:
+                eq, n = equal_values(a, b)
+                log("compare %s: %s: %d series (pgts %d), %d of %d values equal within 1e-9" % (label, name, len(b), len(a), eq, n))
+                out.setdefault(name, {})[label] = "%d/%d" % (eq, n)
+    return out
 
 
 def timed(url):
@@ -208,7 +408,7 @@ def timed(url):
 
 def latency(base, q, n):
     """(p50, p99) in seconds, or None when the system refuses the request."""
-    url = base + "/render?" + urllib.parse.urlencode(q)
+    url = url_of(base, q)
     try:
         timed(url)  # warm
     except RuntimeError as e:
@@ -220,7 +420,7 @@ def latency(base, q, n):
 
 def throughput(base, reqs, clients, seconds):
     """Requests/s of every request the system answers, asked in turn."""
-    urls = [base + "/render?" + urllib.parse.urlencode(q) for _, q in reqs]
+    urls = [url_of(base, q) for _, q in reqs]
     done = [0]
     lock = threading.Lock()
     stop = time.monotonic() + seconds
@@ -238,6 +438,38 @@ def throughput(base, reqs, clients, seconds):
     return done[0] / (time.monotonic() - t)
 
 
+def print_table(args, names, results, same):
+    """One Markdown table: p50 and p99 per system, the ratio of pgts' p50
+    to each other's, how each other system's answer compares with pgts',
+    then requests/s under --clients clients."""
+    others = names[1:]
+    head = ["request", "pgts p50", "pgts p99"]
+    for n in others:
+        head += ["%s p50" % n, "%s p99" % n, "pgts/%s p50" % n, "%s answer vs pgts" % n]
+    print("| " + " | ".join(head) + " |")
+    print("|---|" + "---:|" * (len(head) - 1))
+
+    def ms(x):
+        return "%.1f ms" % (x * 1e3)
+    for label, _ in requests(args):
+        p = results["pgts"][label]
+        row = [label, ms(p[0]) if p else "refused", ms(p[1]) if p else "-"]
+        for n in others:
+            o = results.get(n, {}).get(label)
+            row += [ms(o[0]) if o else "refused", ms(o[1]) if o else "-",
+                    "%.2f" % (p[0] / o[0]) if o and p else "-", same.get(n, {}).get(label, "-")]
+        print("| " + " | ".join(row) + " |")
+    row = ["all of the above from %d clients, requests/s" % args.clients, "%.1f" % results["pgts"]["rps"], ""]
+    for n in others:
+        r = results.get(n, {}).get("rps")
+        row += ["%.1f" % r if r else "-", "", "%.2f" % (results["pgts"]["rps"] / r) if r else "-", ""]
+    print("| " + " | ".join(row) + " |")
+    print()
+    if others:
+        print("Answers vs pgts: graphite-web, datapoints that differ; VictoriaMetrics, values equal within 1e-9 "
+              "at the timestamps both give, out of those; find, the leaves.")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     root = os.path.dirname(os.path.dirname(HERE))
@@ -252,6 +484,7 @@ def main():
     ap.add_argument("--seconds", type=int, default=20)
     ap.add_argument("--workers", type=int, default=2, help="gunicorn workers")
     ap.add_argument("--no-graphite", action="store_true")
+    ap.add_argument("--vm", help="a victoria-metrics binary: run VictoriaMetrics beside the others")
     ap.add_argument("--max-points", type=int, default=16_000_000,
                     help="pgts' [render] max-points: a glob over 1,000 series of 10,080 one-minute slots "
                     "returns 10 million values before maxDataPoints consolidates them (default limit 5,000,000)")
@@ -268,6 +501,8 @@ def main():
     systems = [("pgts", pg)]
     if not args.no_graphite:
         systems.append(("graphite-web", GunicornGraphite(os.path.join(pdir, "venv"), work, args.workers)))
+    if args.vm:
+        systems.append(("VictoriaMetrics", VictoriaMetrics(os.path.abspath(args.vm), work, args.every)))
     results = {}
     try:
         for name, s in systems:
@@ -277,10 +512,12 @@ def main():
                 n = send_all(s.pickle_port, spec)
                 s.wait_stored({"pickle": n}, timeout=3600)
                 log("pgts: %d points" % n)
+            elif name == "VictoriaMetrics":
+                load_vm(s, spec)
             else:
                 load_graphite(s, spec)
             log("%s: stored in %.0f s" % (name, time.monotonic() - t))
-        compare(systems, requests(args), now)
+        same = compare(systems, requests(args), now)
         for name, s in systems:
             res = {}
             for label, q in requests(args):
@@ -295,20 +532,7 @@ def main():
             s.stop()
         for _, s in systems:
             s.stop_cluster()
-    print("| request | pgts p50 | pgts p99 | graphite-web p50 | graphite-web p99 | p50 ratio |")
-    print("|---|---:|---:|---:|---:|---:|")
-    g = results.get("graphite-web", {})
-    for label, _ in requests(args):
-        p = results["pgts"][label]
-        gg = g.get(label)
-        ratio = "%.2f" % (p[0] / gg[0]) if gg and p else "-"
-        ps = ("%.1f ms | %.1f ms" % (p[0] * 1e3, p[1] * 1e3)) if p else "refused | -"
-        gs = ("%.1f ms | %.1f ms" % (gg[0] * 1e3, gg[1] * 1e3)) if gg else "- | -"
-        print("| %s | %s | %s | %s |" % (label, ps, gs, ratio))
-    grps = g.get("rps")
-    print("| all of the above from %d clients, requests/s | %.1f | | %s | | %s |" % (
-        args.clients, results["pgts"]["rps"], "%.1f" % grps if grps else "-",
-        "%.2fx" % (results["pgts"]["rps"] / grps) if grps else "-"))
+    print_table(args, [name for name, _ in systems], results, same)
     return 0
 
 
