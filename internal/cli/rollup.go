@@ -56,7 +56,7 @@ buckets and group keys it touched; a refresh rewrites only those, and
 materializes the buckets that ended since the last one. pgts maintain
 refreshes every rollup. See docs/rollups.md.`,
 	}
-	cmd.AddCommand(newRollupCreateCmd(a), newRollupListCmd(a), newRollupShowCmd(a), newRollupRefreshCmd(a), newRollupDropCmd(a))
+	cmd.AddCommand(newRollupCreateCmd(a), newRollupListCmd(a), newRollupShowCmd(a), newRollupRefreshCmd(a), newRollupAlterCmd(a), newRollupDropCmd(a))
 	return cmd
 }
 
@@ -325,6 +325,66 @@ rollup is reported and the others are still refreshed.`,
 	}
 	cmd.Flags().StringVar(&from, "from", "", "also rewrite buckets starting at or after this time")
 	cmd.Flags().StringVar(&to, "to", "", "... and before this time")
+	return cmd
+}
+
+func newRollupAlterCmd(a *app) *cobra.Command {
+	var add, drop string
+	cmd := &cobra.Command{
+		Use:   "alter NAME",
+		Short: "Add aggregates to a rollup (or drop some), keeping its buckets",
+		Long: `Add aggregates to the rollup NAME (--add-agg, the syntax of create's --agg)
+or drop some (--drop-agg, their column names in the view), keeping every
+materialized bucket. The buckets already materialized read NULL for an
+added aggregate until they are rewritten: by a write to their bucket, or by
+pgts rollup refresh NAME --from --to, which fills them. Buckets
+materialized later have every aggregate. Rollups built on NAME are
+unaffected; an aggregate one of them combines cannot be dropped. Writers of
+the source never wait; queries of the rollup wait for the alter's short
+transaction. See docs/rollups.md.`,
+		Example: `  pgts rollup alter conditions_hourly --add-agg "max(humidity), last(temperature, time)"
+  pgts rollup refresh conditions_hourly --from 2024-01-01 --to 2024-02-01
+  pgts rollup alter conditions_hourly --drop-agg "max_humidity"`,
+		Args: exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			var spec rollup.AlterSpec
+			var err error
+			if add != "" {
+				if spec.Add, err = rollup.ParseAggs(add); err != nil {
+					return usagef("--add-agg: %v", err)
+				}
+			}
+			if drop != "" {
+				if spec.Drop, err = rollup.ParseGroupBy(drop); err != nil {
+					return usagef("--drop-agg: %v", err)
+				}
+			}
+			if len(spec.Add) == 0 && len(spec.Drop) == 0 {
+				return usagef("give --add-agg or --drop-agg")
+			}
+			pool, rs, r, err := a.rollupNamed(ctx, args[0])
+			if err != nil {
+				return err
+			}
+			defer pool.Close()
+			nr, err := rs.Alter(ctx, r, spec)
+			if err != nil {
+				return err
+			}
+			names := make([]string, len(nr.Aggs))
+			for i, ag := range nr.Aggs {
+				names[i] = ag.String()
+			}
+			fmt.Fprintf(a.env.Stdout, "altered rollup %s: %s\n", nr, strings.Join(names, ", "))
+			if len(spec.Add) > 0 {
+				fmt.Fprintf(a.env.Stdout, "buckets materialized before read NULL for the added aggregates; pgts rollup refresh %s --from T1 --to T2 fills them\n", nr)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&add, "add-agg", "", "aggregates to add, e.g. \"max(temp), last(temp, time)\"")
+	cmd.Flags().StringVar(&drop, "drop-agg", "", "aggregates to drop, by view column, e.g. \"max_temp\"")
 	return cmd
 }
 
