@@ -107,9 +107,10 @@ done
 # only (two rollups of the same definition, --real-time on and off). The
 # real-time view's parts not materialized: the current hour (past the
 # watermark) and one invalidated bucket of one device. Rows read: the
-# rows of every scan node of EXPLAIN (ANALYZE, BUFFERS), output plus those
-# removed by a filter, times loops; buffers: shared hit + read of the
-# plan. Latency: the server's clock around the query (wrapped so that
+# rows of every node of EXPLAIN (ANALYZE, BUFFERS) that scans a relation
+# (a table or an index's table, not a subquery's output), output plus
+# those removed by a filter, times loops; buffers: shared hit + read of
+# the plan. Latency: the server's clock around the query (wrapped so that
 # every column is computed), medians of QREPEAT rounds, the three queries
 # interleaved in each round after one warm-up run each.
 queries() {
@@ -137,7 +138,7 @@ queries() {
 			SELECT coalesce(sum(((p ->> 'Actual Rows')::numeric + coalesce((p ->> 'Rows Removed by Filter')::numeric, 0)
 				+ coalesce((p ->> 'Rows Removed by Index Recheck')::numeric, 0)) * (p ->> 'Actual Loops')::numeric), 0)::bigint
 			INTO rows_read FROM jsonb_path_query(j, 'strict \$.**') p
-			WHERE jsonb_typeof(p) = 'object' AND p ->> 'Node Type' LIKE '%Scan%';
+			WHERE jsonb_typeof(p) = 'object' AND p ? 'Relation Name';
 			buffers := (j -> 0 -> 'Plan' ->> 'Shared Hit Blocks')::bigint + (j -> 0 -> 'Plan' ->> 'Shared Read Blocks')::bigint;
 		END \$f\$;
 		CREATE OR REPLACE FUNCTION public.bench_rollup_ms(q text) RETURNS float8 LANGUAGE plpgsql AS \$f\$
