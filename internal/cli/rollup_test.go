@@ -132,3 +132,66 @@ func TestRollupAlterCommand(t *testing.T) {
 		t.Fatalf("show after drop-agg: %v %s", err, out)
 	}
 }
+
+// TestShardedRollupCommands: rollup create --on a sharded table, list,
+// show, refresh, maintain and drop from the coordinator; alter is
+// refused.
+func TestShardedRollupCommands(t *testing.T) {
+	coord := pgtest.DB(t)
+	urls := pgtest.Servers(t, 2)
+	env := map[string]string{"DATABASE_URL": coord}
+	for i, name := range []string{"a", "b"} {
+		if out, errOut, code := run(t, env, "shard", "add", name, urls[i]); code != 0 {
+			t.Fatalf("shard add: %d\n%s%s", code, out, errOut)
+		}
+	}
+	if _, errOut, code := run(t, env, "table", "create", "cond", "--columns", "time timestamptz not null, device integer not null, data1 float8, data2 float8",
+		"--interval", "1 hour", "--premake", "2", "--shard-by", "device", "--shards", "4"); code != 0 {
+		t.Fatalf("table create --shard-by: %d\n%s", code, errOut)
+	}
+	start := time.Now().UTC().Add(-3 * time.Hour).Format("2006-01-02 15:04:05")
+	if out, errOut, code := run(t, env, "load", "cond", "--generate", "conditions", "--rows", "10000", "--devices", "20", "--width", "2",
+		"--start", start, "--workers", "1", "--batch-size", "1000"); code != 0 {
+		t.Fatalf("load: %d\n%s%s", code, out, errOut)
+	}
+	out, errOut, code := run(t, env, "rollup", "create", "ch", "--on", "cond", "--bucket", "1 hour", "--group-by", "device",
+		"--agg", "avg(data1), max(data2), count(*)")
+	if code != 0 || !strings.Contains(out, "sharded table public.cond") {
+		t.Fatalf("rollup create: %d %s %s", code, out, errOut)
+	}
+	if out, _, code = run(t, env, "rollup", "list"); code != 0 || !strings.Contains(out, "public.ch") || !strings.Contains(out, "per shard") {
+		t.Fatalf("list: %d %s", code, out)
+	}
+	out, _, code = run(t, env, "rollup", "show", "ch", "--json")
+	var j rollupJSON
+	if err := json.Unmarshal([]byte(out), &j); err != nil || code != 0 || !j.Sharded || j.On != "public.cond" || len(j.Aggs) != 3 {
+		t.Fatalf("show --json: %d %v %s", code, err, out)
+	}
+	if _, errOut, code = run(t, env, "rollup", "refresh"); code != 0 || !strings.Contains(errOut, "sharded=true") {
+		t.Fatalf("refresh: %d %s", code, errOut)
+	}
+	if _, errOut, code = run(t, env, "maintain"); code != 0 || !strings.Contains(errOut, "sharded=true") {
+		t.Fatalf("maintain: %d %s", code, errOut)
+	}
+	if _, errOut, code = run(t, env, "rollup", "refresh", "ch", "--from", "2000-01-01", "--to", "2100-01-01"); code != 0 {
+		t.Fatalf("refresh --from --to: %d %s", code, errOut)
+	}
+	pool := pgtest.PoolFor(t, coord)
+	got := pgtest.Rows(t, pool, `SELECT sum(count)::bigint, max(max_data2) FROM ch`)
+	want := pgtest.Rows(t, pool, `SELECT count(*), max(data2) FROM cond`)
+	if strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Fatalf("view totals %v, raw %v", got, want)
+	}
+	if _, errOut, code = run(t, env, "rollup", "alter", "ch", "--add-agg", "min(data1)"); code == 0 || !strings.Contains(errOut, "sharded") {
+		t.Fatalf("alter of a sharded rollup: %d %s", code, errOut)
+	}
+	if _, _, code = run(t, env, "rollup", "drop", "ch"); code != 2 {
+		t.Fatalf("drop without --yes: %d", code)
+	}
+	if out, errOut, code = run(t, env, "rollup", "drop", "ch", "--yes"); code != 0 || !strings.Contains(out, "dropped rollup public.ch") {
+		t.Fatalf("drop: %d %s %s", code, out, errOut)
+	}
+	if _, errOut, code = run(t, env, "rollup", "show", "ch"); code != 1 || !strings.Contains(errOut, "does not exist") {
+		t.Fatalf("show after drop: %d %s", code, errOut)
+	}
+}
