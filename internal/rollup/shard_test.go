@@ -167,6 +167,17 @@ func TestShardedRollup(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("after refresh --from --to")
+	// Filters on the bucket and the group key reach the shards.
+	plan := strings.Join(pgtest.Rows(t, coord, `EXPLAIN (VERBOSE, COSTS OFF) SELECT * FROM mdev WHERE device = 3 AND bucket >= now() - interval '1 day'`), "\n")
+	remote := 0
+	for _, line := range strings.Split(plan, "\n") {
+		if strings.Contains(line, "Remote SQL:") && strings.Contains(line, "WHERE") && strings.Contains(line, "device") && strings.Contains(line, "bucket") {
+			remote++
+		}
+	}
+	if remote == 0 {
+		t.Fatalf("the filters are not sent to the shards:\n%s", plan)
+	}
 	dailyView := `SELECT (extract(epoch FROM bucket) * 1000000)::bigint, '[]', avg_data1::float8, count, last_data2 FROM mday`
 	dailyRaw := `SELECT (extract(epoch FROM pgts.time_bucket('1 day', time)) * 1000000)::bigint, '[]', avg(data1)::float8, count(*), pgts.last(data2, time)
 		FROM m GROUP BY 1`
