@@ -456,7 +456,8 @@ pgts rollup refresh NAME --from --to, which fills them. Buckets
 materialized later have every aggregate. Rollups built on NAME are
 unaffected; an aggregate one of them combines cannot be dropped. Writers of
 the source never wait; queries of the rollup wait for the alter's short
-transaction. See docs/rollups.md.`,
+transaction. A rollup of a sharded table is altered on every shard, then
+on the coordinator. See docs/rollups.md.`,
 		Example: `  pgts rollup alter conditions_hourly --add-agg "max(humidity), last(temperature, time)"
   pgts rollup refresh conditions_hourly --from 2024-01-01 --to 2024-02-01
   pgts rollup alter conditions_hourly --drop-agg "max_humidity"`,
@@ -478,25 +479,33 @@ transaction. See docs/rollups.md.`,
 			if len(spec.Add) == 0 && len(spec.Drop) == 0 {
 				return usagef("give --add-agg or --drop-agg")
 			}
-			pool, rs, _, x, err := a.anyNamed(ctx, args[0])
+			pool, rs, srs, x, err := a.anyNamed(ctx, args[0])
 			if err != nil {
 				return err
 			}
 			defer pool.Close()
+			var name string
+			var aggs []rollup.Agg
 			if x.sr != nil {
-				return fmt.Errorf("rollup %s is a rollup of a sharded table: alter does not handle those yet (drop it and create it again)", x.sr)
+				nsr, err := srs.Alter(ctx, x.sr, spec)
+				if err != nil {
+					return err
+				}
+				name, aggs = nsr.String(), nsr.Aggs
+			} else {
+				nr, err := rs.Alter(ctx, x.r, spec)
+				if err != nil {
+					return err
+				}
+				name, aggs = nr.String(), nr.Aggs
 			}
-			nr, err := rs.Alter(ctx, x.r, spec)
-			if err != nil {
-				return err
-			}
-			names := make([]string, len(nr.Aggs))
-			for i, ag := range nr.Aggs {
+			names := make([]string, len(aggs))
+			for i, ag := range aggs {
 				names[i] = ag.String()
 			}
-			fmt.Fprintf(a.env.Stdout, "altered rollup %s: %s\n", nr, strings.Join(names, ", "))
+			fmt.Fprintf(a.env.Stdout, "altered rollup %s: %s\n", name, strings.Join(names, ", "))
 			if len(spec.Add) > 0 {
-				fmt.Fprintf(a.env.Stdout, "buckets materialized before read NULL for the added aggregates; pgts rollup refresh %s --from T1 --to T2 fills them\n", nr)
+				fmt.Fprintf(a.env.Stdout, "buckets materialized before read NULL for the added aggregates; pgts rollup refresh %s --from T1 --to T2 fills them\n", name)
 			}
 			return nil
 		},

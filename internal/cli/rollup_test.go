@@ -182,8 +182,11 @@ func TestShardedRollupCommands(t *testing.T) {
 	if strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Fatalf("view totals %v, raw %v", got, want)
 	}
-	if _, errOut, code = run(t, env, "rollup", "alter", "ch", "--add-agg", "min(data1)"); code == 0 || !strings.Contains(errOut, "sharded") {
-		t.Fatalf("alter of a sharded rollup: %d %s", code, errOut)
+	if out, errOut, code = run(t, env, "rollup", "alter", "ch", "--add-agg", "min(data1)"); code != 0 || !strings.Contains(out, "altered rollup public.ch") {
+		t.Fatalf("alter of a sharded rollup: %d %s %s", code, out, errOut)
+	}
+	if got := pgtest.Rows(t, pool, `SELECT count(*) > 0 FROM ch WHERE min_data1 IS NULL`); got[0] != "true" {
+		t.Fatalf("no stored bucket of ch reads NULL for min_data1: %v", got)
 	}
 	if _, _, code = run(t, env, "rollup", "drop", "ch"); code != 2 {
 		t.Fatalf("drop without --yes: %d", code)

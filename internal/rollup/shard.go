@@ -315,16 +315,7 @@ func (s *Sharded) Create(ctx context.Context, spec Spec) (*ShardedRollup, error)
 				return fmt.Errorf("making the view of the states of %s: %w", r, err)
 			}
 			if cols == nil {
-				rows, err := pool.Query(ctx, `SELECT attname::text, format_type(atttypid, atttypmod) FROM pg_attribute
-					WHERE attrelid = $1::regclass AND attnum > 0 AND NOT attisdropped ORDER BY attnum`, sr.states(p))
-				if err != nil {
-					return err
-				}
-				var c, typ string
-				if _, err := pgx.ForEachRow(rows, []any{&c, &typ}, func() error {
-					cols, types = append(cols, c), append(types, typ)
-					return nil
-				}); err != nil {
+				if cols, types, err = statesColumns(ctx, pool, sr.states(p)); err != nil {
 					return err
 				}
 			}
@@ -342,32 +333,7 @@ func (s *Sharded) Create(ctx context.Context, spec Spec) (*ShardedRollup, error)
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1, hashtext($2))`, LockKey, "sharded "+sr.String()); err != nil {
 			return err
 		}
-		defs := make([]string, len(cols))
-		typeOf := map[string]string{}
-		for i := range cols {
-			defs[i] = pg.QuoteIdent(cols[i]) + " " + types[i]
-			typeOf[cols[i]] = types[i]
-		}
-		arms := make([]string, len(t.Placement))
-		for p, shardName := range t.Placement {
-			if _, err := tx.Exec(ctx, fmt.Sprintf("CREATE FOREIGN TABLE %s (%s) SERVER %s OPTIONS (schema_name %s, table_name %s)",
-				sr.states(p), strings.Join(defs, ", "), pg.QuoteIdent(shard.ServerName(shardName)),
-				pg.QuoteLiteral(sr.Schema), pg.QuoteLiteral(sr.PartitionRollup(p)+StatesSuffix))); err != nil {
-				return fmt.Errorf("making the foreign table of partition %d (shard %q): %w", p, shardName, err)
-			}
-			arms[p] = "SELECT * FROM " + sr.states(p)
-		}
-		floats := map[string]bool{}
-		for _, a := range sr.Aggs {
-			typ := typeOf[stateColumns(a)[0]]
-			floats[a.Name] = typ == "double precision" || typ == "real"
-		}
-		combined := combineSelect("("+strings.Join(arms, " UNION ALL ")+") r", sr.GroupBy, sr.Aggs, typeOf)
-		if _, err := tx.Exec(ctx, fmt.Sprintf("CREATE VIEW %s AS %s", sr.view(), finalSelect(combined, sr.GroupBy, sr.Aggs, floats))); err != nil {
-			return fmt.Errorf("making the view %s: %w", sr.view(), err)
-		}
-		if _, err := tx.Exec(ctx, fmt.Sprintf("COMMENT ON VIEW %s IS %s", sr.view(), pg.QuoteLiteral(fmt.Sprintf(
-			"Rollup of the sharded table %s.%s by %s, combined from its shards (pgts rollup show %s).", t.Schema, t.Name, sr.Bucket.Human(), sr)))); err != nil {
+		if err := makeCoordinatorView(ctx, tx, sr, t, cols, types); err != nil {
 			return err
 		}
 		var parentID *int
@@ -389,6 +355,54 @@ func (s *Sharded) Create(ctx context.Context, spec Spec) (*ShardedRollup, error)
 		return nil, fmt.Errorf("creating sharded rollup %s on the coordinator: %w", sr, err)
 	}
 	return s.Get(ctx, sr.String())
+}
+
+// makeCoordinatorView makes, in tx, the foreign tables over the states
+// views of sr's partitions (columns cols of types types) and the view
+// combining them.
+func makeCoordinatorView(ctx context.Context, tx pgx.Tx, sr *ShardedRollup, t *shard.Table, cols, types []string) error {
+	defs := make([]string, len(cols))
+	typeOf := map[string]string{}
+	for i := range cols {
+		defs[i] = pg.QuoteIdent(cols[i]) + " " + types[i]
+		typeOf[cols[i]] = types[i]
+	}
+	arms := make([]string, len(t.Placement))
+	for p, shardName := range t.Placement {
+		if _, err := tx.Exec(ctx, fmt.Sprintf("CREATE FOREIGN TABLE %s (%s) SERVER %s OPTIONS (schema_name %s, table_name %s)",
+			sr.states(p), strings.Join(defs, ", "), pg.QuoteIdent(shard.ServerName(shardName)),
+			pg.QuoteLiteral(sr.Schema), pg.QuoteLiteral(sr.PartitionRollup(p)+StatesSuffix))); err != nil {
+			return fmt.Errorf("making the foreign table of partition %d (shard %q): %w", p, shardName, err)
+		}
+		arms[p] = "SELECT * FROM " + sr.states(p)
+	}
+	floats := map[string]bool{}
+	for _, a := range sr.Aggs {
+		typ := typeOf[stateColumns(a)[0]]
+		floats[a.Name] = typ == "double precision" || typ == "real"
+	}
+	combined := combineSelect("("+strings.Join(arms, " UNION ALL ")+") r", sr.GroupBy, sr.Aggs, typeOf)
+	if _, err := tx.Exec(ctx, fmt.Sprintf("CREATE VIEW %s AS %s", sr.view(), finalSelect(combined, sr.GroupBy, sr.Aggs, floats))); err != nil {
+		return fmt.Errorf("making the view %s: %w", sr.view(), err)
+	}
+	_, err := tx.Exec(ctx, fmt.Sprintf("COMMENT ON VIEW %s IS %s", sr.view(), pg.QuoteLiteral(fmt.Sprintf(
+		"Rollup of the sharded table %s.%s by %s, combined from its shards (pgts rollup show %s).", t.Schema, t.Name, sr.Bucket.Human(), sr))))
+	return err
+}
+
+// statesColumns reads the columns and types of a states view on a shard.
+func statesColumns(ctx context.Context, pool *pgxpool.Pool, view string) (cols, types []string, err error) {
+	rows, err := pool.Query(ctx, `SELECT attname::text, format_type(atttypid, atttypmod) FROM pg_attribute
+		WHERE attrelid = $1::regclass AND attnum > 0 AND NOT attisdropped ORDER BY attnum`, view)
+	if err != nil {
+		return nil, nil, err
+	}
+	var c, typ string
+	_, err = pgx.ForEachRow(rows, []any{&c, &typ}, func() error {
+		cols, types = append(cols, c), append(types, typ)
+		return nil
+	})
+	return cols, types, err
 }
 
 // combineSelect combines the partial states of the rows of from (aliased

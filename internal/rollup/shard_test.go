@@ -178,6 +178,35 @@ func TestShardedRollup(t *testing.T) {
 	if remote == 0 {
 		t.Fatalf("the filters are not sent to the shards:\n%s", plan)
 	}
+	// Alter: an aggregate added to mdev reads NULL in the stored buckets
+	// until refresh --from --to, then equals GROUP BY; a dropped one is
+	// gone; one that mday combines cannot be dropped from m15.
+	if byDev, err = srs.Alter(ctx, byDev, AlterSpec{Add: mustAggs(t, "min(data2)")}); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(fetch(t, coord, `SELECT bucket, device FROM mdev WHERE min_data2 IS NULL`)); n == 0 {
+		t.Fatal("no stored bucket reads NULL for the added aggregate")
+	}
+	check("after alter")
+	if _, err := srs.Invalidate(ctx, byDev, start.UnixMicro(), time.Now().UnixMicro()); err != nil {
+		t.Fatal(err)
+	}
+	minView := `SELECT (extract(epoch FROM bucket) * 1000000)::bigint, jsonb_build_array(device)::text, min_data2 FROM mdev`
+	minRaw := `SELECT (extract(epoch FROM pgts.time_bucket('1 hour', time)) * 1000000)::bigint, jsonb_build_array(device)::text, min(data2) FROM m GROUP BY 1, 2`
+	if d := diff(fetch(t, coord, minView), fetch(t, coord, minRaw), all); d != "" {
+		t.Fatalf("the added aggregate after refresh --from --to:\n%s", d)
+	}
+	if byDev, err = srs.Alter(ctx, byDev, AlterSpec{Drop: []string{"min_data2"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := coord.Exec(ctx, `SELECT min_data2 FROM mdev`); err == nil {
+		t.Fatal("mdev still has min_data2 after dropping it")
+	}
+	if _, err := srs.Alter(ctx, all15, AlterSpec{Drop: []string{"avg_data1"}}); err == nil || !strings.Contains(err.Error(), "mday") {
+		t.Fatalf("dropping an aggregate mday is built on: %v", err)
+	}
+	check("after dropping the added aggregate")
+
 	dailyView := `SELECT (extract(epoch FROM bucket) * 1000000)::bigint, '[]', avg_data1::float8, count, last_data2 FROM mday`
 	dailyRaw := `SELECT (extract(epoch FROM pgts.time_bucket('1 day', time)) * 1000000)::bigint, '[]', avg(data1)::float8, count(*), pgts.last(data2, time)
 		FROM m GROUP BY 1`
