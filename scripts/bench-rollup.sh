@@ -98,3 +98,101 @@ for c in first hour backfill; do
 	esac
 	echo "| $what | $(m "${c}_s") | $(m "${c}_rows") | $t |"
 done
+
+# ---------------------------------------------------------------------------
+# Rollup queries (docs/benchmarks.md, "Rollup queries"): a week of hourly
+# per-device averages (QDEVICES devices, one row every QSTEP seconds each,
+# the week ending now) read from a rollup against GROUP BY over the raw
+# rows, and the real-time view against a view of materialized buckets
+# only (two rollups of the same definition, --real-time on and off). The
+# real-time view's parts not materialized: the current hour (past the
+# watermark) and one invalidated bucket of one device. Rows read: the
+# rows of every node of EXPLAIN (ANALYZE, BUFFERS) that scans a relation
+# (a table or an index's table, not a subquery's output), output plus
+# those removed by a filter, times loops; buffers: shared hit + read of
+# the plan. Latency: the server's clock around the query (wrapped so that
+# every column is computed), medians of QREPEAT rounds, the three queries
+# interleaved in each round after one warm-up run each.
+queries() {
+	local devices=${QDEVICES:-20} step=${QSTEP:-10} repeat=${QREPEAT:-7}
+	"$BIN" rollup drop rq_rt --yes >/dev/null 2>&1 || true
+	"$BIN" rollup drop rq_mat --yes >/dev/null 2>&1 || true
+	"$BIN" table drop rq --yes >/dev/null 2>&1 || true
+	"$BIN" table create rq --columns "time timestamptz not null, device int not null, data1 float8" --interval "1 day" \
+		--premake 1 --index-on "device, time" >/dev/null 2>&1
+	"$BIN" db psql -qAt -c "COPY (SELECT t, d, random() * 100 FROM generate_series(now() - interval '7 days', now(), interval '$step seconds') t,
+		generate_series(1, $devices) d) TO STDOUT WITH (FORMAT csv)" | "$BIN" load rq - --workers "$WORKERS" >/dev/null 2>/tmp/bench-rollup.err ||
+		{ cat /tmp/bench-rollup.err >&2; exit 1; }
+	for rt in on off; do
+		local name=rq_rt
+		[ "$rt" = off ] && name=rq_mat
+		"$BIN" rollup create "$name" --on rq --bucket '1 hour' --group-by device --agg "avg(data1)" --real-time "$rt" >/dev/null
+	done
+	"$BIN" rollup refresh >/dev/null 2>&1
+	psqlv "INSERT INTO rq VALUES (date_trunc('hour', now()) - interval '3 days' + interval '1 minute', 1, 50)" >/dev/null
+	for t in rq rq_rt_data rq_mat_data pgts.rollup_invalidation; do psqlv "VACUUM ANALYZE $t" >/dev/null; done
+	psqlv "CREATE OR REPLACE FUNCTION public.bench_rollup_read(q text, OUT rows_read bigint, OUT buffers bigint) LANGUAGE plpgsql AS \$f\$
+		DECLARE j jsonb;
+		BEGIN
+			EXECUTE 'EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ' || q INTO j;
+			SELECT coalesce(sum(((p ->> 'Actual Rows')::numeric + coalesce((p ->> 'Rows Removed by Filter')::numeric, 0)
+				+ coalesce((p ->> 'Rows Removed by Index Recheck')::numeric, 0)) * (p ->> 'Actual Loops')::numeric), 0)::bigint
+			INTO rows_read FROM jsonb_path_query(j, 'strict \$.**') p
+			WHERE jsonb_typeof(p) = 'object' AND p ? 'Relation Name';
+			buffers := (j -> 0 -> 'Plan' ->> 'Shared Hit Blocks')::bigint + (j -> 0 -> 'Plan' ->> 'Shared Read Blocks')::bigint;
+		END \$f\$;
+		CREATE OR REPLACE FUNCTION public.bench_rollup_ms(q text) RETURNS float8 LANGUAGE plpgsql AS \$f\$
+		DECLARE t0 timestamptz := clock_timestamp();
+		BEGIN
+			EXECUTE 'SELECT count(*) FROM (' || q || ') x WHERE x IS NOT NULL';
+			RETURN extract(epoch FROM clock_timestamp() - t0) * 1000;
+		END \$f\$" >/dev/null
+	local w="bucket >= date_trunc('hour', now()) - interval '7 days'"
+	local -A q=(
+		[raw]="SELECT pgts.time_bucket('1 hour', time) AS bucket, device, avg(data1) FROM rq WHERE time >= date_trunc('hour', now()) - interval '7 days' GROUP BY 1, 2"
+		[mat]="SELECT bucket, device, avg_data1 FROM rq_mat WHERE $w"
+		[rt]="SELECT bucket, device, avg_data1 FROM rq_rt WHERE $w"
+	)
+	local -A rows bufs ms
+	local c lit
+	for c in raw mat rt; do
+		lit=${q[$c]//\'/\'\'}
+		read -r rows[$c] bufs[$c] <<<"$(psqlv "SELECT rows_read || ' ' || buffers FROM public.bench_rollup_read('$lit')")"
+		psqlv "SELECT public.bench_rollup_ms('$lit')" >/dev/null
+	done
+	local groups
+	groups=$(psqlv "SELECT count(*) FROM (${q[rt]}) x")
+	for r in $(seq "$repeat"); do
+		for c in raw mat rt; do
+			lit=${q[$c]//\'/\'\'}
+			ms[$c]="${ms[$c]:-} $(psqlv "SELECT round(public.bench_rollup_ms('$lit')::numeric, 3)")"
+		done
+		echo "round $r: queries raw ${ms[raw]##* } ms, materialized ${ms[mat]##* } ms, real-time ${ms[rt]##* } ms" >&2
+	done
+	local table
+	table=$(psqlv "SELECT count(*) FROM rq")
+	psqlv "DROP FUNCTION public.bench_rollup_read(text); DROP FUNCTION public.bench_rollup_ms(text)" >/dev/null
+	"$BIN" rollup drop rq_rt --yes >/dev/null 2>&1 || true
+	"$BIN" rollup drop rq_mat --yes >/dev/null 2>&1 || true
+	"$BIN" table drop rq --yes >/dev/null 2>&1 || true
+	local mraw mmat mrt
+	mraw=$(echo "${ms[raw]}" | median)
+	mmat=$(echo "${ms[mat]}" | median)
+	mrt=$(echo "${ms[rt]}" | median)
+	echo
+	echo "| a week of hourly averages of $devices devices ($groups rows; table of $table rows, medians of $repeat) | rows read | buffers | ms | rows read / rollup's | ms / rollup's |"
+	echo "| --- | ---: | ---: | ---: | ---: | ---: |"
+	for c in raw mat rt; do
+		case $c in
+		raw) what="raw rows, GROUP BY" ;;
+		mat) what="rollup, materialized only (--real-time off)" ;;
+		rt) what="rollup, real-time view (the current hour and 1 invalidated bucket aggregated on the fly)" ;;
+		esac
+		local mc
+		mc=$(echo "${ms[$c]}" | median)
+		awk -v w="$what" -v r="${rows[$c]}" -v b="${bufs[$c]}" -v m="$mc" -v r0="${rows[mat]}" -v m0="$mmat" \
+			'BEGIN {printf "| %s | %d | %d | %.2f | %.1f | %.2f |\n", w, r, b, m, r / r0, m / m0}'
+	done
+	awk -v a="$mraw" -v b="$mmat" -v c="$mrt" 'BEGIN {printf "\nraw / rollup latency: %.1f×; real-time / materialized only: %.2f×\n", a / b, c / b}'
+}
+queries

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"text/tabwriter"
@@ -14,6 +15,7 @@ import (
 	"github.com/pgts/pgts/internal/partition"
 	"github.com/pgts/pgts/internal/pg"
 	"github.com/pgts/pgts/internal/rollup"
+	"github.com/pgts/pgts/internal/shard"
 )
 
 func (a *app) rollups(ctx context.Context) (*pgxpool.Pool, *partition.Manager, *rollup.Rollups, error) {
@@ -29,19 +31,45 @@ func (a *app) rollups(ctx context.Context) (*pgxpool.Pool, *partition.Manager, *
 	return pool, m, rs, nil
 }
 
-// rollupNamed opens the database and reads rollup name; the caller closes
-// the pool when err is nil.
-func (a *app) rollupNamed(ctx context.Context, name string) (*pgxpool.Pool, *rollup.Rollups, *rollup.Rollup, error) {
+// shardedRollups are the rollups of sharded tables, from the coordinator
+// pool.
+func (a *app) shardedRollups(pool *pgxpool.Pool, rs *rollup.Rollups) *rollup.Sharded {
+	return rollup.NewSharded(rs, shard.New(pool, a.log))
+}
+
+// anyRollup is a rollup or a rollup of a sharded table.
+type anyRollup struct {
+	r  *rollup.Rollup
+	sr *rollup.ShardedRollup
+}
+
+func (x anyRollup) String() string {
+	if x.sr != nil {
+		return x.sr.String()
+	}
+	return x.r.String()
+}
+
+// anyNamed opens the database and reads the rollup (or sharded rollup)
+// name; the caller closes the pool when err is nil.
+func (a *app) anyNamed(ctx context.Context, name string) (*pgxpool.Pool, *rollup.Rollups, *rollup.Sharded, anyRollup, error) {
 	pool, _, rs, err := a.rollups(ctx)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, anyRollup{}, err
 	}
+	srs := a.shardedRollups(pool, rs)
 	r, err := rs.Get(ctx, name)
-	if err != nil {
-		pool.Close()
-		return nil, nil, nil, err
+	if err == nil {
+		return pool, rs, srs, anyRollup{r: r}, nil
 	}
-	return pool, rs, r, nil
+	if errors.As(err, new(*rollup.NotFoundError)) {
+		var sr *rollup.ShardedRollup
+		if sr, err = srs.Get(ctx, name); err == nil {
+			return pool, rs, srs, anyRollup{sr: sr}, nil
+		}
+	}
+	pool.Close()
+	return nil, nil, nil, anyRollup{}, err
 }
 
 func newRollupCmd(a *app) *cobra.Command {
@@ -56,7 +84,7 @@ buckets and group keys it touched; a refresh rewrites only those, and
 materializes the buckets that ended since the last one. pgts maintain
 refreshes every rollup. See docs/rollups.md.`,
 	}
-	cmd.AddCommand(newRollupCreateCmd(a), newRollupListCmd(a), newRollupShowCmd(a), newRollupRefreshCmd(a), newRollupDropCmd(a))
+	cmd.AddCommand(newRollupCreateCmd(a), newRollupListCmd(a), newRollupShowCmd(a), newRollupRefreshCmd(a), newRollupAlterCmd(a), newRollupDropCmd(a))
 	return cmd
 }
 
@@ -115,8 +143,17 @@ materialized, aggregated when queried, so it never shows stale values.`,
 			if err != nil {
 				return err
 			}
-			r, err := rs.Create(ctx, rollup.Spec{Schema: schema, Name: name, On: on, Bucket: *width, GroupBy: groups,
-				Aggs: parsed, Retention: ret, RealTime: rt})
+			spec := rollup.Spec{Schema: schema, Name: name, On: on, Bucket: *width, GroupBy: groups, Aggs: parsed, Retention: ret, RealTime: rt}
+			sr, err := a.shardedRollups(pool, rs).Create(ctx, spec)
+			if err == nil {
+				fmt.Fprintf(a.env.Stdout, "created rollup %s of the sharded table %s.%s by %s (view %s on the coordinator, a rollup of each partition on its shard); pgts rollup refresh %s materializes it\n",
+					sr, sr.TableSchema, sr.TableName, sr.Bucket.Human(), sr, sr)
+				return nil
+			}
+			if !errors.Is(err, rollup.ErrNotShardedSource) {
+				return err
+			}
+			r, err := rs.Create(ctx, spec)
 			if err != nil {
 				return err
 			}
@@ -146,6 +183,32 @@ type rollupJSON struct {
 	FrozenBelow string   `json:"frozen_below,omitempty"`
 	Pending     int64    `json:"pending_invalidations"`
 	RefreshedAt string   `json:"refreshed_at,omitempty"`
+	Sharded     bool     `json:"sharded,omitempty"`
+}
+
+// describeShardedRollup describes a rollup of a sharded table: its data, its
+// watermarks and its invalidations are on the shards.
+func describeShardedRollup(r *rollup.ShardedRollup) rollupJSON {
+	j := rollupJSON{Rollup: r.String(), On: r.TableSchema + "." + r.TableName, Bucket: r.Bucket.Human(), GroupBy: r.GroupBy,
+		RealTime: r.RealTime, DataTable: fmt.Sprintf("on the shards: %s.%s_pN%s", r.Schema, r.Name, rollup.DataSuffix),
+		Watermark: "per shard", Sharded: true}
+	if r.Parent != nil {
+		j.On = r.Parent.String()
+	}
+	if j.GroupBy == nil {
+		j.GroupBy = []string{}
+	}
+	for _, ag := range r.Aggs {
+		j.Aggs = append(j.Aggs, ag.String())
+	}
+	return j
+}
+
+func describeAny(ctx context.Context, pool *pgxpool.Pool, x anyRollup) (rollupJSON, error) {
+	if x.sr != nil {
+		return describeShardedRollup(x.sr), nil
+	}
+	return describeRollup(ctx, pool, x.r)
 }
 
 func describeRollup(ctx context.Context, pool *pgxpool.Pool, r *rollup.Rollup) (rollupJSON, error) {
@@ -196,6 +259,13 @@ func newRollupListCmd(a *app) *cobra.Command {
 				}
 				out = append(out, j)
 			}
+			sharded, err := a.shardedRollups(pool, rs).List(ctx)
+			if err != nil {
+				return err
+			}
+			for _, r := range sharded {
+				out = append(out, describeShardedRollup(r))
+			}
 			if asJSON {
 				return writeJSON(a, out)
 			}
@@ -220,12 +290,12 @@ func newRollupShowCmd(a *app) *cobra.Command {
 		Args:    exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			pool, _, r, err := a.rollupNamed(ctx, args[0])
+			pool, _, _, r, err := a.anyNamed(ctx, args[0])
 			if err != nil {
 				return err
 			}
 			defer pool.Close()
-			j, err := describeRollup(ctx, pool, r)
+			j, err := describeAny(ctx, pool, r)
 			if err != nil {
 				return err
 			}
@@ -267,6 +337,25 @@ func refreshRollups(ctx context.Context, a *app, rs *rollup.Rollups, list []*rol
 	return failed
 }
 
+// refreshSharded refreshes rollups of sharded tables in order, on every
+// shard, reporting each failure (naming the shard) and going on.
+func refreshSharded(ctx context.Context, a *app, srs *rollup.Sharded, list []*rollup.ShardedRollup) (failed int) {
+	for _, r := range list {
+		st, err := srs.Refresh(ctx, r)
+		if err != nil {
+			if ctx.Err() != nil {
+				return failed + 1
+			}
+			failed++
+			a.log.Error("rollup refresh failed", "rollup", r.String(), "err", err)
+			continue
+		}
+		a.log.Info("refreshed rollup", "rollup", r.String(), "sharded", true, "buckets", st.Buckets, "pairs", st.Pairs, "frozen", st.Frozen,
+			"rows", st.RowsWritten, "took", st.Took.Round(time.Millisecond))
+	}
+	return failed
+}
+
 func newRollupRefreshCmd(a *app) *cobra.Command {
 	var from, to string
 	cmd := &cobra.Command{
@@ -287,44 +376,142 @@ rollup is reported and the others are still refreshed.`,
 			if from != "" && len(args) == 0 {
 				return usagef("--from and --to need a rollup NAME")
 			}
-			pool, _, rs, err := a.rollups(ctx)
-			if err != nil {
-				return err
-			}
-			defer pool.Close()
+			var pool *pgxpool.Pool
+			var rs *rollup.Rollups
+			var srs *rollup.Sharded
 			var list []*rollup.Rollup
+			var sharded []*rollup.ShardedRollup
+			var err error
 			if len(args) == 1 {
-				r, err := rs.Get(ctx, args[0])
-				if err != nil {
+				var x anyRollup
+				if pool, rs, srs, x, err = a.anyNamed(ctx, args[0]); err != nil {
 					return err
 				}
-				list = []*rollup.Rollup{r}
+				defer pool.Close()
+				var lo, hi int64
 				if from != "" {
-					var lo, hi int64
 					if err := pool.QueryRow(ctx, `SELECT (extract(epoch FROM $1::timestamptz) * 1000000)::bigint,
 						(extract(epoch FROM $2::timestamptz) * 1000000)::bigint`, from, to).Scan(&lo, &hi); err != nil {
 						return usagef("--from %q --to %q: %v", from, to, err)
 					}
-					n, err := rs.Invalidate(ctx, r, lo, hi)
-					if err != nil {
-						return err
-					}
-					a.log.Info("invalidated", "rollup", r.String(), "pairs", n)
 				}
-			} else if list, err = rs.List(ctx); err != nil {
-				return err
+				if x.sr != nil {
+					if from != "" {
+						st, err := srs.Invalidate(ctx, x.sr, lo, hi)
+						if err != nil {
+							return err
+						}
+						a.log.Info("refreshed rollup", "rollup", x.sr.String(), "sharded", true, "pairs", st.Pairs, "rows", st.RowsWritten, "took", st.Took.Round(time.Millisecond))
+						return nil
+					}
+					sharded = []*rollup.ShardedRollup{x.sr}
+				} else {
+					list = []*rollup.Rollup{x.r}
+					if from != "" {
+						n, err := rs.Invalidate(ctx, x.r, lo, hi)
+						if err != nil {
+							return err
+						}
+						a.log.Info("invalidated", "rollup", x.r.String(), "pairs", n)
+					}
+				}
+			} else {
+				if pool, _, rs, err = a.rollups(ctx); err != nil {
+					return err
+				}
+				defer pool.Close()
+				srs = a.shardedRollups(pool, rs)
+				if list, err = rs.List(ctx); err != nil {
+					return err
+				}
+				if sharded, err = srs.List(ctx); err != nil {
+					return err
+				}
 			}
-			if n := refreshRollups(ctx, a, rs, list); n > 0 {
+			n := refreshRollups(ctx, a, rs, list) + refreshSharded(ctx, a, srs, sharded)
+			if n > 0 {
 				if ctx.Err() != nil {
 					return ErrInterrupted
 				}
-				return fmt.Errorf("refresh failed for %d of %d rollups (see above)", n, len(list))
+				return fmt.Errorf("refresh failed for %d of %d rollups (see above)", n, len(list)+len(sharded))
 			}
 			return nil
 		},
 	}
 	cmd.Flags().StringVar(&from, "from", "", "also rewrite buckets starting at or after this time")
 	cmd.Flags().StringVar(&to, "to", "", "... and before this time")
+	return cmd
+}
+
+func newRollupAlterCmd(a *app) *cobra.Command {
+	var add, drop string
+	cmd := &cobra.Command{
+		Use:   "alter NAME",
+		Short: "Add aggregates to a rollup (or drop some), keeping its buckets",
+		Long: `Add aggregates to the rollup NAME (--add-agg, the syntax of create's --agg)
+or drop some (--drop-agg, their column names in the view), keeping every
+materialized bucket. The buckets already materialized read NULL for an
+added aggregate until they are rewritten: by a write to their bucket, or by
+pgts rollup refresh NAME --from --to, which fills them. Buckets
+materialized later have every aggregate. Rollups built on NAME are
+unaffected; an aggregate one of them combines cannot be dropped. Writers of
+the source never wait; queries of the rollup wait for the alter's short
+transaction. A rollup of a sharded table is altered on every shard, then
+on the coordinator. See docs/rollups.md.`,
+		Example: `  pgts rollup alter conditions_hourly --add-agg "max(humidity), last(temperature, time)"
+  pgts rollup refresh conditions_hourly --from 2024-01-01 --to 2024-02-01
+  pgts rollup alter conditions_hourly --drop-agg "max_humidity"`,
+		Args: exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			var spec rollup.AlterSpec
+			var err error
+			if add != "" {
+				if spec.Add, err = rollup.ParseAggs(add); err != nil {
+					return usagef("--add-agg: %v", err)
+				}
+			}
+			if drop != "" {
+				if spec.Drop, err = rollup.ParseGroupBy(drop); err != nil {
+					return usagef("--drop-agg: %v", err)
+				}
+			}
+			if len(spec.Add) == 0 && len(spec.Drop) == 0 {
+				return usagef("give --add-agg or --drop-agg")
+			}
+			pool, rs, srs, x, err := a.anyNamed(ctx, args[0])
+			if err != nil {
+				return err
+			}
+			defer pool.Close()
+			var name string
+			var aggs []rollup.Agg
+			if x.sr != nil {
+				nsr, err := srs.Alter(ctx, x.sr, spec)
+				if err != nil {
+					return err
+				}
+				name, aggs = nsr.String(), nsr.Aggs
+			} else {
+				nr, err := rs.Alter(ctx, x.r, spec)
+				if err != nil {
+					return err
+				}
+				name, aggs = nr.String(), nr.Aggs
+			}
+			names := make([]string, len(aggs))
+			for i, ag := range aggs {
+				names[i] = ag.String()
+			}
+			fmt.Fprintf(a.env.Stdout, "altered rollup %s: %s\n", name, strings.Join(names, ", "))
+			if len(spec.Add) > 0 {
+				fmt.Fprintf(a.env.Stdout, "buckets materialized before read NULL for the added aggregates; pgts rollup refresh %s --from T1 --to T2 fills them\n", name)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&add, "add-agg", "", "aggregates to add, e.g. \"max(temp), last(temp, time)\"")
+	cmd.Flags().StringVar(&drop, "drop-agg", "", "aggregates to drop, by view column, e.g. \"max_temp\"")
 	return cmd
 }
 
@@ -337,18 +524,27 @@ func newRollupDropCmd(a *app) *cobra.Command {
 		Args:    exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			pool, rs, r, err := a.rollupNamed(ctx, args[0])
+			pool, rs, srs, x, err := a.anyNamed(ctx, args[0])
 			if err != nil {
 				return err
 			}
 			defer pool.Close()
-			if !yes {
-				return usagef("dropping rollup %s deletes its data table %s.%s: add --yes", r, r.Schema, r.DataName)
+			if x.sr != nil {
+				if !yes {
+					return usagef("dropping rollup %s deletes its data tables on the shards: add --yes", x.sr)
+				}
+				if err := srs.Drop(ctx, x.sr); err != nil {
+					return err
+				}
+			} else {
+				if !yes {
+					return usagef("dropping rollup %s deletes its data table %s.%s: add --yes", x.r, x.r.Schema, x.r.DataName)
+				}
+				if err := rs.Drop(ctx, x.r); err != nil {
+					return err
+				}
 			}
-			if err := rs.Drop(ctx, r); err != nil {
-				return err
-			}
-			fmt.Fprintf(a.env.Stdout, "dropped rollup %s\n", r)
+			fmt.Fprintf(a.env.Stdout, "dropped rollup %s\n", x)
 			return nil
 		},
 	}
@@ -380,7 +576,32 @@ func maintainRollups(ctx context.Context, a *app, m *partition.Manager, db catal
 		}
 		list = keep
 	}
-	return refreshRollups(ctx, a, rs, list), nil
+	failed := refreshRollups(ctx, a, rs, list)
+	// Rollups of sharded tables: refreshed on their shards.
+	pool, err := a.openDB(ctx, 2)
+	if err != nil {
+		return failed, err
+	}
+	defer pool.Close()
+	srs := a.shardedRollups(pool, rs)
+	sharded, err := srs.List(ctx)
+	if err != nil {
+		return failed, err
+	}
+	if len(args) == 1 {
+		schema, name, err := pg.SplitQualified(args[0])
+		if err != nil {
+			return failed, err
+		}
+		var keep []*rollup.ShardedRollup
+		for _, r := range sharded {
+			if r.TableName == name && (schema == "" || r.TableSchema == schema) {
+				keep = append(keep, r)
+			}
+		}
+		sharded = keep
+	}
+	return failed + refreshSharded(ctx, a, srs, sharded), nil
 }
 
 // onTable reports whether r aggregates t, directly or through rollups.

@@ -215,25 +215,31 @@ func (rs *Rollups) install(ctx context.Context, r *Rollup) error {
 			r.ts.us(r.ts.bucket("min("+t+")")), r.source(), r.ts.us(r.ts.bucket(r.ts.from("$1::bigint")))), now, r.ID); err != nil {
 			return fmt.Errorf("rollup %s: setting its watermark: %w", r, err)
 		}
-		floats := map[string]bool{}
-		for _, a := range r.Aggs {
-			if a.Func != Avg {
-				continue
-			}
-			var typ string
-			if err := tx.QueryRow(ctx, `SELECT format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = $1::regclass AND attname = $2`,
-				r.data(), stateColumns(a)[0]).Scan(&typ); err != nil {
-				return fmt.Errorf("rollup %s: reading its column types: %w", r, err)
-			}
-			floats[a.Name] = typ == "double precision" || typ == "real"
-		}
-		if _, err := tx.Exec(ctx, r.viewSQL(floats)); err != nil {
-			return fmt.Errorf("rollup %s: making its view: %w", r, err)
-		}
-		_, err = tx.Exec(ctx, fmt.Sprintf("COMMENT ON VIEW %s IS %s", r.view(),
-			pg.QuoteLiteral(fmt.Sprintf("Rollup of %s by %s (pgts rollup show %s).", r.source(), r.Bucket.Human(), r))))
-		return err
+		return makeView(ctx, tx, r)
 	})
+}
+
+// makeView makes (or replaces) r's view over its data table as it is in
+// tx, with its comment.
+func makeView(ctx context.Context, tx pgx.Tx, r *Rollup) error {
+	floats := map[string]bool{}
+	for _, a := range r.Aggs {
+		if a.Func != Avg {
+			continue
+		}
+		var typ string
+		if err := tx.QueryRow(ctx, `SELECT format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = $1::regclass AND attname = $2`,
+			r.data(), stateColumns(a)[0]).Scan(&typ); err != nil {
+			return fmt.Errorf("rollup %s: reading its column types: %w", r, err)
+		}
+		floats[a.Name] = typ == "double precision" || typ == "real"
+	}
+	if _, err := tx.Exec(ctx, r.viewSQL(floats)); err != nil {
+		return fmt.Errorf("rollup %s: making its view: %w", r, err)
+	}
+	_, err := tx.Exec(ctx, fmt.Sprintf("COMMENT ON VIEW %s IS %s", r.view(),
+		pg.QuoteLiteral(fmt.Sprintf("Rollup of %s by %s (pgts rollup show %s).", r.source(), r.Bucket.Human(), r))))
+	return err
 }
 
 // Drop removes a rollup: its view, triggers, trigger function,

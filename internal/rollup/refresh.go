@@ -114,6 +114,10 @@ func (rs *Rollups) lockTx(ctx context.Context, r *Rollup, iso pgx.TxIsoLevel) (p
 		_ = tx.Rollback(ctx)
 		return nil, err
 	}
+	if err := checkUnaltered(ctx, tx, r); err != nil { // alter.go
+		_ = tx.Rollback(ctx)
+		return nil, err
+	}
 	return tx, nil
 }
 

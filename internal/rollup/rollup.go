@@ -378,6 +378,29 @@ END
 
 // viewSQL is the view's definition.
 func (r *Rollup) viewSQL(floatSums map[string]bool) string {
+	return fmt.Sprintf("CREATE OR REPLACE VIEW %s AS %s", r.view(), finalSelect(r.statesSQL(), r.GroupBy, r.Aggs, floatSums))
+}
+
+// finalSelect is the query of the final values of aggs from the rows of
+// partial states of the query states.
+func finalSelect(states string, groupBy []string, aggs []Agg, floatSums map[string]bool) string {
+	q := pg.QuoteIdent
+	var b strings.Builder
+	b.WriteString("SELECT s.bucket")
+	for _, g := range groupBy {
+		b.WriteString(", s." + q(g))
+	}
+	for _, a := range aggs {
+		b.WriteString(", " + finalValue(a, floatSums[a.Name]) + " AS " + q(a.Name))
+	}
+	b.WriteString(" FROM (" + states + ") s")
+	return b.String()
+}
+
+// statesSQL is the query of the view's partial states, with the data
+// table's columns: the data table, and with real time the rows not
+// materialized yet, aggregated.
+func (r *Rollup) statesSQL() string {
 	q := pg.QuoteIdent
 	cols := r.dataColumns()
 	var inner string
@@ -398,16 +421,7 @@ func (r *Rollup) viewSQL(floatSums map[string]bool) string {
 			"\nUNION ALL\n" + r.pairsSelect(fmt.Sprintf("(SELECT bucket_us, key FROM pgts.rollup_invalidation WHERE rollup_id = %d AND bucket_us < %s AND bucket_us >= %s)",
 			r.ID, w, f))
 	}
-	var b strings.Builder
-	b.WriteString("SELECT s.bucket")
-	for _, g := range r.GroupBy {
-		b.WriteString(", s." + q(g))
-	}
-	for _, a := range r.Aggs {
-		b.WriteString(", " + finalValue(a, floatSums[a.Name]) + " AS " + q(a.Name))
-	}
-	b.WriteString(" FROM (" + inner + ") s")
-	return fmt.Sprintf("CREATE OR REPLACE VIEW %s AS %s", r.view(), b.String())
+	return inner
 }
 
 // checkNames refuses a definition whose columns would collide.

@@ -81,6 +81,9 @@ func (c *Coordinator) DropTable(ctx context.Context, name string) (*DropResult, 
 		return nil, err
 	}
 	res := &DropResult{Table: t.String(), Left: map[string][]int{}, Errs: map[string]error{}}
+	if err := c.refuseRollups(ctx, t, "dropping"); err != nil {
+		return res, err
+	}
 	if err := c.dropOnCoordinator(ctx, t); err != nil {
 		return res, err
 	}

@@ -67,6 +67,9 @@ func (c *Coordinator) Move(ctx context.Context, name string, part int, to string
 	if part < 0 || part >= t.Partitions {
 		return nil, &pg.UsageError{Err: fmt.Errorf("partition %d: %s has partitions 0 to %d", part, t, t.Partitions-1)}
 	}
+	if err := c.refuseRollups(ctx, t, "moving a partition of"); err != nil {
+		return nil, err
+	}
 	shards, err := c.List(ctx)
 	if err != nil {
 		return nil, err
