@@ -1,9 +1,17 @@
 package rra
 
 import (
+	"syscall"
 	"testing"
 	"time"
 )
+
+// cpuNanos is the CPU time the process has used, user and system.
+func cpuNanos() int64 {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return ru.Utime.Nano() + ru.Stime.Nano()
+}
 
 // benchSchema is a typical daemon rule: 10 s PDPs, three archives.
 func benchSchema(b *testing.B) *Schema {
@@ -117,4 +125,48 @@ func BenchmarkUnmarshalBinary(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkPutGraphite is the daemon's steady state in Graphite
+// consolidation, as pgts bench serve runs it: 20,000 series of the issue's
+// retentions (10s:6h, 1m:7d, 1h:1y), a point every 2 s each, in the second
+// half of an hour (the hour's slot is recomputed from its 60 minutes at
+// every point); every 10 s of points, each DS hands its closed slots over
+// as the store's flush takes them (ClosedSlots(nil)).
+func BenchmarkPutGraphite(b *testing.B) {
+	sc := graphiteSchema(b, "average", "10s:6h", "1m:7d", "1h:1y")
+	const series = 20_000
+	ds := make([]*DS, series)
+	for i := range ds {
+		ds[i] = NewDS(sc)
+	}
+	sec := int64(1_700_002_800 + 1800)
+	i, n := 0, 0
+	put := func() {
+		t := sec*1e6 + int64(i%2)*1e6
+		if err := ds[i].Put(t, float64((i*7+int(sec))%1000)/10, t); err != nil {
+			b.Fatal(err)
+		}
+		if i++; i == series {
+			i, sec = 0, sec+2
+			if n++; n == 5 {
+				n = 0
+				for _, d := range ds {
+					_ = d.ClosedSlots(nil)
+				}
+			}
+		}
+	}
+	for range 30 * series { // warm up: a minute of points
+		put()
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu := cpuNanos()
+	for range b.N {
+		put()
+	}
+	// CPU time, not wall time: on a machine shared with other work the
+	// wall time per point varies with the others' load.
+	b.ReportMetric(float64(cpuNanos()-cpu)/float64(b.N), "cpu-ns/point")
 }

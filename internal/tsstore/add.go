@@ -198,7 +198,7 @@ func (s *Store) addPoint(p *ingest.Point, rules []rra.Rule, now, rawLo int64) er
 		}
 		x = &series{key: key, sch: si}
 		if len(p.Tags) > 0 {
-			x.tags = append([]ingest.Tag(nil), p.Tags...)
+			x.setTags(append([]ingest.Tag(nil), p.Tags...))
 		}
 	} else if x.sch != nil && x.ds == nil {
 		return errEvicted
@@ -209,8 +209,8 @@ func (s *Store) addPoint(p *ingest.Point, rules []rra.Rule, now, rawLo int64) er
 	// (its key, index entries and state) is not pending: it is accounted
 	// apart, and evicted when idle.
 	need := int64(0)
-	if keepRaw && len(x.raw) == cap(x.raw) {
-		need += int64(growth(cap(x.raw))) * rawBytes
+	if r := x.raw(); keepRaw && len(r) == cap(r) {
+		need += int64(growth(cap(r))) * rawBytes
 	}
 	if x.sch != nil {
 		// The pending buffer may grow (append doubles it, rounded up to
@@ -239,12 +239,12 @@ func (s *Store) addPoint(p *ingest.Point, rules []rra.Rule, now, rawLo int64) er
 	x.touched = s.gen.Load()
 	s.counters.added.Add(1)
 	if keepRaw {
-		if len(x.raw) == cap(x.raw) {
-			r := make([]rawPoint, len(x.raw), len(x.raw)+growth(cap(x.raw)))
-			copy(r, x.raw)
-			x.raw = r
+		r := x.raw()
+		if len(r) == cap(r) {
+			r = make([]rawPoint, len(r), len(r)+growth(cap(r)))
+			copy(r, x.raw())
 		}
-		x.raw = append(x.raw, rawPoint{p.Time, p.Value})
+		x.setRaw(append(r, rawPoint{p.Time, p.Value}))
 		s.counters.buffered.Add(1)
 	}
 	if x.ds != nil {
@@ -269,7 +269,7 @@ func (s *Store) addPoint(p *ingest.Point, rules []rra.Rule, now, rawLo int64) er
 			s.counters.invalid.Add(1)
 		}
 	}
-	if !x.dirty && (x.stateDirty || len(x.raw) > 0 || (x.ds != nil && x.ds.Pending() > 0)) {
+	if !x.dirty && (x.stateDirty || len(x.raw()) > 0 || (x.ds != nil && x.ds.Pending() > 0)) {
 		x.dirty = true
 		sh.dirty = append(sh.dirty, x)
 		s.counters.unflushed.Add(1)

@@ -50,10 +50,11 @@
 //     ignored (NULL for a series that never wrote the slot).
 //   - write-back cache: per series, the raw points and closed slots not yet
 //     written. Its bytes, with the registry's, are accounted against
-//     MaxMemory (estimates: 240 bytes a series plus its key, its DS as
-//     rra.Schema.DSBytes has it, 16 a raw point, 40 an update of the DS's
-//     buffer by capacity); TestMemoryAccounting checks them against the
-//     live heap.
+//     MaxMemory (estimates: 176 bytes a series plus its key and index
+//     entries, its DS as rra.Schema.DSBytes has it, 80 for the buffers'
+//     struct while it has any, 16 a raw point, 40 an update of the DS's
+//     buffer by capacity); TestMemoryAccounting and TestSeriesFootprint
+//     check them against the live heap.
 //
 // # Graphite consolidation
 //

@@ -24,7 +24,8 @@ import (
 // RRD state is the whole state, written at every flush that changed it; a
 // Graphite state holds no values and reads its latest slots back with a
 // recompute request. What stays of an evicted series is its key, index
-// entries and struct (about 300 bytes).
+// entries and struct: about 200 of the 1,000 bytes a quiet series takes
+// (docs/benchmarks.md, "Memory per series and CPU per point").
 
 // reloadBatch bounds the series whose states one reload reads.
 const reloadBatch = 5_000
@@ -51,7 +52,7 @@ func (s *Store) evictIdle() {
 		sh.mu.Lock()
 		for _, x := range sh.m {
 			if x.ds == nil || x.id == 0 || x.dirty || x.stateDirty || gen-x.touched < 2 ||
-				len(x.held) > 0 || len(x.raw) > 0 || x.ds.Pending() > 0 {
+				len(x.held()) > 0 || len(x.raw()) > 0 || x.ds.Pending() > 0 {
 				continue
 			}
 			x.ds = nil

@@ -115,7 +115,7 @@ func (s *Store) gather() []flushItem {
 			s.counters.unflushed.Add(-1)
 			it := flushItem{x: x, worker: int(x.seg() % workers)}
 			if x.ds != nil {
-				x.held = x.ds.ClosedSlots(x.held)
+				x.setHeld(x.ds.ClosedSlots(x.held()))
 				if x.stateDirty {
 					st, err := x.ds.MarshalBinary()
 					if err == nil {
@@ -127,7 +127,7 @@ func (s *Store) gather() []flushItem {
 				s.mem.add(b - x.bytes)
 				x.bytes = b
 			}
-			it.held, it.raw = x.held, x.raw
+			it.held, it.raw = x.held(), x.raw()
 			items = append(items, it)
 		}
 		sh.dirty = keep
@@ -144,15 +144,15 @@ func (s *Store) settle(items []flushItem, rawOK bool, rraOK []bool) {
 		sh := s.shardOf(x.key)
 		sh.mu.Lock()
 		if rraOK[it.worker] {
-			x.held = dropFront(x.held, len(it.held))
+			x.setHeld(dropFront(x.held(), len(it.held)))
 		} else if it.state != nil {
 			x.stateDirty = true
 		}
 		if rawOK {
-			x.raw = dropFront(x.raw, len(it.raw))
+			x.setRaw(dropFront(x.raw(), len(it.raw)))
 			s.counters.buffered.Add(-int64(len(it.raw)))
 		}
-		if !x.dirty && (x.stateDirty || len(x.raw) > 0 || len(x.held) > 0) {
+		if !x.dirty && (x.stateDirty || len(x.raw()) > 0 || len(x.held()) > 0) {
 			x.dirty = true
 			sh.dirty = append(sh.dirty, x)
 			s.counters.unflushed.Add(1)
@@ -436,9 +436,9 @@ func (s *Store) writeLate(ctx context.Context, tx pgx.Tx, items []flushItem, bat
 			if round < lateRounds {
 				// Updates a fetch took meanwhile come first.
 				n := len(it.held)
-				x.held = x.ds.ClosedSlots(x.held)
-				it.held = x.held
-				if ups := x.held[n:]; len(ups) > 0 {
+				x.setHeld(x.ds.ClosedSlots(x.held()))
+				it.held = x.held()
+				if ups := it.held[n:]; len(ups) > 0 {
 					batches = append(batches, lateBatch{i, ups})
 					cur.add(x, ups)
 				}

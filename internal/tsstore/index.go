@@ -14,18 +14,18 @@ import (
 //   - tagged keys ("name;k1=v1;k2=v2") have an inverted index tag →
 //     value → the ordinals of the series holding it, ascending. The
 //     metric name is indexed as the tag "name", leading '~' stripped, as
-//     Graphite names it.
+//     Graphite names it. An ordinal is a tagged key's place in tagged,
+//     the order of insertion.
 //
-// Series are never removed, so ordinals (the order of insertion) are
-// stable and posting lists grow by appending. The zero value is ready.
+// Series are never removed, so ordinals are stable and posting lists
+// grow by appending. The zero value is ready.
 // Safe for concurrent use: add takes the write lock, lookups the read
 // lock; callers may hold a shard lock when calling add, and no method
 // takes a shard lock, so index locks always come last.
 type index struct {
 	mu     sync.RWMutex
-	keys   []string // by ordinal
 	root   treeNode
-	tagged []int32                       // ordinals of the tagged keys, ascending
+	tagged []string                      // the tagged keys, by ordinal
 	post   map[string]map[string][]int32 // tag → value → ordinals, ascending
 
 	// sorted caches each tag's values in order, for prefix lookups;
@@ -35,19 +35,99 @@ type index struct {
 	sorted map[string][]string
 }
 
-// treeNode is one node of the tree of untagged keys.
+// treeNode is one node of the tree of untagged keys. Its children sit in
+// a short slice while they are few (most inner nodes of a Graphite tree
+// have one to a handful: host.cpu.user), in a map beyond that. A child
+// that is a leaf with no children of its own (most of them) is the
+// shared leafNode, so that a leaf costs only its slot in its parent.
 type treeNode struct {
-	children map[string]*treeNode // nil until it has one
-	leaf     bool                 // a key ends here
+	few  []treeChild          // the children while at most fewChildren
+	many map[string]*treeNode // the children beyond that; few is then nil
+	leaf bool                 // a key ends here
 }
 
+// treeChild is a child in treeNode.few: its name (a part of a key,
+// sharing the key's bytes) and node.
+type treeChild struct {
+	name string
+	node *treeNode
+}
+
+// fewChildren is the most children a node keeps in its slice.
+const fewChildren = 8
+
+// leafNode stands for every leaf without children; never changed.
+var leafNode = &treeNode{leaf: true}
+
+// child returns the child named part, nil if none.
+func (n *treeNode) child(part string) *treeNode {
+	if n.many != nil {
+		return n.many[part]
+	}
+	for i := range n.few {
+		if n.few[i].name == part {
+			return n.few[i].node
+		}
+	}
+	return nil
+}
+
+// setChild adds or replaces the child named part and returns the heap
+// bytes it is estimated to have taken.
+func (n *treeNode) setChild(part string, c *treeNode) (bytes int64) {
+	if n.many != nil {
+		if _, ok := n.many[part]; !ok {
+			bytes = idxEntryBytes
+		}
+		n.many[part] = c
+		return bytes
+	}
+	for i := range n.few {
+		if n.few[i].name == part {
+			n.few[i].node = c
+			return 0
+		}
+	}
+	if len(n.few) < fewChildren {
+		if len(n.few) == cap(n.few) {
+			bytes = idxChildBytes * int64(max(cap(n.few), 1))
+		}
+		n.few = append(n.few, treeChild{part, c})
+		return bytes
+	}
+	n.many = make(map[string]*treeNode, 2*fewChildren)
+	for _, k := range n.few {
+		n.many[k.name] = k.node
+	}
+	n.many[part] = c
+	bytes = idxMapBytes + fewChildren*idxEntryBytes - int64(cap(n.few))*idxChildBytes
+	n.few = nil
+	return bytes
+}
+
+// children calls f for each child.
+func (n *treeNode) children(f func(part string, c *treeNode)) {
+	for _, k := range n.few {
+		f(k.name, k.node)
+	}
+	for part, c := range n.many {
+		f(part, c)
+	}
+}
+
+// hasChildren is whether any key continues below n.
+func (n *treeNode) hasChildren() bool { return len(n.few) > 0 || len(n.many) > 0 }
+
 // Estimated heap bytes of the index's parts, for the store's memory
-// accounting: a new map (a small Go map's header and first group), a
-// tree node with its parent's map slot, a key's slot in keys, a posting
-// entry.
+// accounting: a new map (a small Go map's header and first group), an
+// inner tree node, a child in a node's slice, an entry of a node's map
+// (a string and a pointer at the map's load), a tagged key's slot in
+// tagged, a posting entry.
 const (
 	idxMapBytes     = 208
 	idxNodeBytes    = 48
+	idxChildBytes   = 24
+	idxEntryBytes   = 36
 	idxKeyBytes     = 20
 	idxPostingBytes = 6
 )
@@ -57,29 +137,32 @@ const (
 func (ix *index) add(key string) (bytes int64) {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
-	ord := int32(len(ix.keys))
-	ix.keys = append(ix.keys, key)
-	bytes = idxKeyBytes
 	metric, rest, tagged := strings.Cut(key, ";")
 	if !tagged {
 		n := &ix.root
-		for part := range strings.SplitSeq(key, ".") {
-			c := n.children[part]
-			if c == nil {
-				if n.children == nil {
-					n.children = map[string]*treeNode{}
-					bytes += idxMapBytes
+		for part, rest, more := strings.Cut(key, "."); ; part, rest, more = strings.Cut(rest, ".") {
+			c := n.child(part)
+			switch {
+			case c == nil && !more:
+				bytes += n.setChild(part, leafNode)
+			case c == nil || c == leafNode && more:
+				// A new inner node, or a leaf that keys now continue
+				// below: it needs a node of its own.
+				c = &treeNode{leaf: c != nil}
+				bytes += n.setChild(part, c) + idxNodeBytes
+			}
+			if !more {
+				if c != nil && c != leafNode {
+					c.leaf = true
 				}
-				c = &treeNode{}
-				n.children[part] = c
-				bytes += idxNodeBytes
+				return bytes
 			}
 			n = c
 		}
-		n.leaf = true
-		return bytes
 	}
-	ix.tagged = append(ix.tagged, ord)
+	ord := int32(len(ix.tagged))
+	ix.tagged = append(ix.tagged, key)
+	bytes = idxKeyBytes
 	bytes += ix.post1("name", strings.TrimLeft(metric, "~"), ord)
 	for rest != "" {
 		var seg string
@@ -95,7 +178,7 @@ func (ix *index) add(key string) (bytes int64) {
 func maxAddBytes(key string) int64 {
 	metric, rest, tagged := strings.Cut(key, ";")
 	if !tagged {
-		return idxKeyBytes + int64(strings.Count(metric, ".")+1)*(idxMapBytes+idxNodeBytes)
+		return int64(strings.Count(metric, ".")+1) * (idxMapBytes + idxNodeBytes + fewChildren*idxEntryBytes)
 	}
 	return idxKeyBytes + int64(strings.Count(rest, ";")+2)*(idxMapBytes+idxNodeBytes+idxPostingBytes)
 }
@@ -146,10 +229,10 @@ type TagCond struct {
 func (ix *index) taggedWhere(conds []TagCond) []string {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
-	var cur []int32
 	if len(conds) == 0 {
-		cur = ix.tagged
+		return append(make([]string, 0, len(ix.tagged)), ix.tagged...)
 	}
+	var cur []int32
 	// Exact conditions first: their lists are ready, usually short.
 	conds = slices.Clone(conds)
 	slices.SortStableFunc(conds, func(a, b TagCond) int {
@@ -198,7 +281,7 @@ func (ix *index) taggedWhere(conds []TagCond) []string {
 	}
 	out := make([]string, len(cur))
 	for i, o := range cur {
-		out[i] = ix.keys[o]
+		out[i] = ix.tagged[o]
 	}
 	return out
 }
@@ -321,23 +404,23 @@ func (ix *index) find(nodes []nodeMatcher, emit func(path string, leaf, branch b
 				p = path + "." + part
 			}
 			if depth == len(nodes)-1 {
-				emit(p, c.leaf, len(c.children) > 0)
+				emit(p, c.leaf, c.hasChildren())
 				return
 			}
 			walk(c, depth+1, p)
 		}
 		m := nodes[depth]
 		if m.re == nil {
-			if c := n.children[m.literal]; c != nil {
+			if c := n.child(m.literal); c != nil {
 				visit(m.literal, c)
 			}
 			return
 		}
-		for part, c := range n.children {
+		n.children(func(part string, c *treeNode) {
 			if m.re.MatchString(part) {
 				visit(part, c)
 			}
-		}
+		})
 	}
 	walk(&ix.root, 0, "")
 }

@@ -600,12 +600,12 @@ func (s *Store) plan(key string, from, until, now, rawSpan, rawStep, limit int64
 	}
 	if w.res.archive >= 0 {
 		if x.ds != nil { // an evicted state has nothing pending
-			x.held = x.ds.ClosedSlots(x.held)
+			x.setHeld(x.ds.ClosedSlots(x.held()))
 		}
 		b := x.bufBytes()
 		s.mem.add(b - x.bytes)
 		x.bytes = b
-		for _, u := range x.held {
+		for _, u := range x.held() {
 			switch {
 			case u.Count == 0:
 				// Requests (Graphite consolidation) chain to the coarser archives.
@@ -616,7 +616,7 @@ func (s *Store) plan(key string, from, until, now, rawSpan, rawStep, limit int64
 		}
 	} else {
 		lo, hi := w.start*1e6, (w.start+w.n*w.res.step)*1e6
-		for _, r := range x.raw {
+		for _, r := range x.raw() {
 			if r.t >= lo && r.t < hi {
 				p.raw = append(p.raw, r)
 			}

@@ -23,19 +23,75 @@ const SegmentWidth = 200
 
 // series is one series in memory. Its fields are guarded by its shard's
 // mutex, except key and sch, which never change.
+//
+// A quiet series (registered, everything written) is this struct, 64
+// bytes, and its DS: what it buffers hangs from buf, allocated only while
+// there is something in it.
 type series struct {
-	key  string
-	tags []ingest.Tag // kept until registered
-	sch  *schemaInfo  // nil: raw points only
-	id   int64        // 0 until registered
-	ds   *rra.DS      // nil when sch is nil, or evicted (evict.go)
-	held []rra.Update // closed slots taken from ds, not yet written
-	raw  []rawPoint   // raw points not yet written
-	// bytes is what held, raw and ds's pending updates account for now.
+	key string
+	sch *schemaInfo // nil: raw points only
+	ds  *rra.DS     // nil when sch is nil, or evicted (evict.go)
+	buf *seriesBuf  // nil while nothing is buffered
+	id  int64       // 0 until registered
+	// bytes is what buf and ds's pending updates account for now.
 	bytes      int64
+	touched    uint32 // Store.gen at its last point
 	dirty      bool   // in its shard's dirty list
 	stateDirty bool   // ds changed since its state was last written
-	touched    uint32 // Store.gen at its last point
+}
+
+// seriesBuf is what a series holds until it is written.
+type seriesBuf struct {
+	tags []ingest.Tag // kept until registered
+	held []rra.Update // closed slots taken from ds, not yet written
+	raw  []rawPoint   // raw points not yet written
+}
+
+func (x *series) tags() []ingest.Tag {
+	if x.buf == nil {
+		return nil
+	}
+	return x.buf.tags
+}
+
+func (x *series) held() []rra.Update {
+	if x.buf == nil {
+		return nil
+	}
+	return x.buf.held
+}
+
+func (x *series) raw() []rawPoint {
+	if x.buf == nil {
+		return nil
+	}
+	return x.buf.raw
+}
+
+// setTags, setHeld and setRaw replace a buffer; buf is dropped when all
+// of them are nil.
+func (x *series) setTags(t []ingest.Tag) { x.bufFor(t != nil).tags = t; x.tidy() }
+
+func (x *series) setHeld(h []rra.Update) { x.bufFor(h != nil).held = h; x.tidy() }
+
+func (x *series) setRaw(r []rawPoint) { x.bufFor(r != nil).raw = r; x.tidy() }
+
+// bufFor returns buf, allocating it when alloc is set and it is nil; a
+// throwaway otherwise, so that setting nil never allocates.
+func (x *series) bufFor(alloc bool) *seriesBuf {
+	if x.buf == nil {
+		if !alloc {
+			return &seriesBuf{}
+		}
+		x.buf = &seriesBuf{}
+	}
+	return x.buf
+}
+
+func (x *series) tidy() {
+	if b := x.buf; b != nil && b.tags == nil && b.held == nil && b.raw == nil {
+		x.buf = nil
+	}
 }
 
 type rawPoint struct {
@@ -47,10 +103,11 @@ func (s *series) seg() int64 { return s.id / SegmentWidth }
 func (s *series) pos() int32 { return int32(s.id%SegmentWidth) + 1 }
 
 // Bytes a series costs, estimated: the struct, its map entry and key, the
-// DS (rra.Schema.DSBytes), and the buffers by capacity (16 bytes a raw
-// point, 40 an update).
+// DS (rra.Schema.DSBytes), and the buffers by capacity (the struct
+// holding them, 16 bytes a raw point, 40 an update).
 const (
-	seriesBytes = 240
+	seriesBytes = 176
+	bufBytes    = 80
 	rawBytes    = 16
 	updateBytes = 40
 	tagBytes    = 48
@@ -59,8 +116,8 @@ const (
 // baseBytes is what the series costs whatever it buffers: its state
 // counts while in memory.
 func (s *series) baseBytes() int64 {
-	n := int64(seriesBytes + len(s.key) + len(s.tags)*tagBytes)
-	for _, t := range s.tags {
+	n := int64(seriesBytes + len(s.key) + len(s.tags())*tagBytes)
+	for _, t := range s.tags() {
 		n += int64(len(t.Key) + len(t.Value))
 	}
 	if s.ds != nil {
@@ -71,7 +128,10 @@ func (s *series) baseBytes() int64 {
 
 // bufBytes is what its buffers cost now.
 func (s *series) bufBytes() int64 {
-	n := int64(cap(s.raw))*rawBytes + int64(cap(s.held))*updateBytes
+	n := int64(0)
+	if b := s.buf; b != nil {
+		n = bufBytes + int64(cap(b.raw))*rawBytes + int64(cap(b.held))*updateBytes
+	}
 	if s.ds != nil {
 		n += int64(s.ds.PendingCap()) * updateBytes
 	}
@@ -266,7 +326,7 @@ func (s *Store) registerSeries(ctx context.Context, batch []*series) error {
 	rules, rras, bundles := make([]*string, n), make([]*string, n), make([]*string, n)
 	steps, hbs := make([]*int32, n), make([]*int32, n)
 	for i, x := range batch {
-		keys[i], names[i], tags[i] = x.key, keyName(x.key), tagsJSON(x.tags)
+		keys[i], names[i], tags[i] = x.key, keyName(x.key), tagsJSON(x.tags())
 		if si := x.sch; si != nil {
 			rule, rr := si.rule, strings.Join(si.rras, " ")
 			st, hb := int32(si.schema.Step()/time.Second), int32(si.schema.Heartbeat()/time.Second)
@@ -312,8 +372,13 @@ func (s *Store) registerSeries(ctx context.Context, batch []*series) error {
 		sh := s.shardOf(x.key)
 		sh.mu.Lock()
 		before := x.baseBytes()
-		x.id, x.tags = id, nil
+		x.id = id
+		x.setTags(nil)
 		s.mem.series.Add(x.baseBytes() - before)
+		// The buffer's struct may have gone with the tags.
+		b := x.bufBytes()
+		s.mem.add(b - x.bytes)
+		x.bytes = b
 		sh.mu.Unlock()
 	}
 	return nil

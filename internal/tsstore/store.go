@@ -376,6 +376,12 @@ type counters struct {
 	unflushed, evicted, reloaded, rawOld, rawOldLogged                atomic.Int64
 }
 
+// SeriesBytes returns the resident bytes of every series' state, as the
+// store accounts them: keys, registry and index entries, consolidation
+// states (Stats.SeriesBytes). The pending data (buffered points, closed
+// slots) is apart, in Stats.Bytes.
+func (s *Store) SeriesBytes() int64 { return s.mem.series.Load() }
+
 // Stats returns the current counters.
 func (s *Store) Stats() Stats {
 	c := &s.counters
