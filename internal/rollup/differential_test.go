@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -15,8 +16,10 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/pgts/pgts/internal/copyload"
 	"github.com/pgts/pgts/internal/partition"
 	"github.com/pgts/pgts/internal/pg"
+	"github.com/pgts/pgts/internal/records"
 )
 
 // The differential test: random interleavings of writes of every kind
@@ -166,8 +169,11 @@ func (w *world) step() string {
 			w.t.Fatal(err)
 		}
 		return "copy"
-	case 3, 4:
-		// like pgts load: COPY straight into the partition, in a transaction
+	case 4:
+		return w.load()
+	case 3:
+		// COPY straight into the partition by someone else (its
+		// statement trigger records the partition's whole range)
 		name, at := w.leaf()
 		err := pgx.BeginFunc(w.ctx, w.pool, func(tx pgx.Tx) error {
 			_, err := tx.CopyFrom(w.ctx, pgx.Identifier{"public", name}, rawCols, pgx.CopyFromRows(w.randRows(1+w.rnd.IntN(300), at)))
@@ -215,6 +221,48 @@ func (w *world) step() string {
 		w.refreshAndCheck()
 		return "refresh, check"
 	}
+}
+
+// load runs pgts' loader (live path: COPY into the partitions, one range
+// record per batch and partition) on rows of random times, now and then
+// in text COPY.
+func (w *world) load() string {
+	rows := w.randRows(1+w.rnd.IntN(400), w.randTime)
+	var in strings.Builder
+	for _, r := range rows {
+		fmt.Fprintf(&in, "%s,%d,", r[0].(time.Time).Format(time.RFC3339Nano), r[1])
+		if r[2] != nil {
+			fmt.Fprintf(&in, "%v", r[2])
+		}
+		in.WriteString(",")
+		if r[3] != nil {
+			fmt.Fprintf(&in, "%d", r[3])
+		}
+		in.WriteString("\n")
+	}
+	rd, err := records.NewReader(strings.NewReader(in.String()), records.DefaultOptions(records.CSV))
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	target, err := copyload.LookupTarget(w.ctx, w.pool, w.m, "raw")
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	cfg := copyload.DefaultConfig()
+	cfg.BatchRows, cfg.Workers, cfg.Text = 1+w.rnd.IntN(120), 2, w.rnd.IntN(3) == 0
+	cfg.Now = func() time.Time { return w.c.t }
+	l, err := copyload.New(w.pool, w.m, target, cfg)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	sum, err := l.Run(w.ctx, &copyload.FileSource{Inputs: []copyload.Input{{Name: "in.csv", Reader: rd}}, Columns: []int{0, 1, 2, 3}})
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	if sum.Loaded != int64(len(rows)) {
+		w.t.Fatalf("pgts load: %+v, want %d rows loaded", sum, len(rows))
+	}
+	return fmt.Sprintf("pgts load of %d rows in %d batches (text %v)", sum.Loaded, sum.Batches, cfg.Text)
 }
 
 // killedRefresh runs a refresh in a child process and kills it (SIGKILL)
