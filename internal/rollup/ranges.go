@@ -113,6 +113,55 @@ func (r *Rollup) invalidatedSelect(w, f string) string {
 	return pairs + "\nUNION ALL\n" + ranges
 }
 
+// pairsSelectKeyed is pairsSelect reading, of each bucket, only the rows
+// whose group-by columns take the values of the bucket's pairs (the keys'
+// values in the WHERE: an index on the group-by columns and the time
+// reads only those keys' rows; without one, the bucket's rows are read
+// once, as pairsSelect does). nulls[i] says a pair's key has NULL in
+// column i.
+func (r *Rollup) pairsSelectKeyed(pairs string, nulls []bool) string {
+	if len(r.GroupBy) == 0 {
+		return r.pairsSelect(pairs)
+	}
+	t := "s." + pg.QuoteIdent(r.TimeColumn)
+	conds := make([]string, len(r.GroupBy))
+	for i, g := range r.GroupBy {
+		c := "s." + pg.QuoteIdent(g)
+		conds[i] = fmt.Sprintf("%s = ANY (ARRAY(SELECT (p.key ->> %d)::%s FROM %s p WHERE p.bucket_us = cb.bucket_us))", c, i, r.keyTypes[i], pairs)
+		if nulls[i] {
+			conds[i] = "(" + conds[i] + " OR " + c + " IS NULL)"
+		}
+	}
+	agg := r.aggSelect(fmt.Sprintf("(SELECT DISTINCT bucket_us FROM %s p) cb CROSS JOIN LATERAL (SELECT * FROM %s s WHERE %s >= %s AND %s < %s AND %s OFFSET 0) r",
+		pairs, r.source(), t, r.ts.from("cb.bucket_us"), t, r.ts.step(r.ts.from("cb.bucket_us"), 1), strings.Join(conds, " AND ")), "")
+	return fmt.Sprintf("SELECT a.* FROM (%s) a WHERE EXISTS (SELECT 1 FROM %s p WHERE p.bucket_us = %s AND p.key = %s)",
+		agg, pairs, r.ts.us("a.bucket"), r.key("a"))
+}
+
+// keyNulls says, per group-by column, whether one of keys (jsonb arrays,
+// as text) has NULL in it.
+func keyNulls(keys []string, n int) []bool {
+	out := make([]bool, n)
+	for _, k := range keys {
+		if !strings.Contains(k, "null") {
+			continue
+		}
+		var vals []any
+		if err := json.Unmarshal([]byte(k), &vals); err != nil {
+			for i := range out {
+				out[i] = true // unreadable: read NULLs too, never fewer rows
+			}
+			return out
+		}
+		for i, v := range vals {
+			if i < n && v == nil {
+				out[i] = true
+			}
+		}
+	}
+	return out
+}
+
 // rangeRecord is a row of pgts.rollup_invalidation_range.
 type rangeRecord struct {
 	id     int64

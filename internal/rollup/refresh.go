@@ -277,7 +277,7 @@ func (rs *Rollups) rewrite(ctx context.Context, r *Rollup, data *partition.Table
 	ins AS (INSERT INTO %s %s %s RETURNING 1)
 	SELECT (SELECT count(*) FROM claimed), (SELECT count(*) FROM ins)`,
 			r.data(), r.ts.from("c.bucket_us"), r.key("m"),
-			r.data(), cols, r.pairsSelect("live"))
+			r.data(), cols, r.pairsSelectKeyed("live", nulls))
 	}
 	for {
 		if err := ctx.Err(); err != nil {
@@ -327,7 +327,7 @@ func (rs *Rollups) rewrite(ctx context.Context, r *Rollup, data *partition.Table
 				}
 			}
 			var claimed, inserted int64
-			if err := tx.QueryRow(ctx, stmt(nil), r.ID, buckets, keys, frozen).Scan(&claimed, &inserted); err != nil {
+			if err := tx.QueryRow(ctx, stmt(keyNulls(keys, len(r.GroupBy))), r.ID, buckets, keys, frozen).Scan(&claimed, &inserted); err != nil {
 				return 0, err
 			}
 			for _, b := range buckets {
