@@ -80,8 +80,10 @@ bench-parse:
 	scripts/bench-parse.sh | tee bench-results/parse.md
 
 # bench-rollup: write overhead of an hourly and a daily rollup on a load
-# of the conditions rows against none, and refresh times with the source
-# rows they read (scripts/bench-rollup.sh; BATCHES and REPEAT to resize).
+# of the conditions rows against none, refresh times with the source rows
+# they read, a backfill of one device 3 months back, and 16 sessions of
+# 1-row INSERTs with and without a rollup (scripts/bench-rollup.sh;
+# BATCHES and REPEAT to resize).
 bench-rollup: deps build
 	@mkdir -p bench-results
 	BIN=$(BIN) BATCHES=$(BATCHES) REPEAT=$(REPEAT) scripts/bench-rollup.sh | tee bench-results/rollup.md

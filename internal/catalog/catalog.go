@@ -298,11 +298,15 @@ var migrations = []string{
 	// REPLACE) so that it applies whatever migrations precede it and can
 	// be renumbered.
 	rollupMigration,
+	// 10 (package rollup): pgts' own writers record their invalidations
+	// themselves, one range record per batch and partition
+	// (pgts.rollup_invalidation_range); the partitions of a rollup's
+	// source keep a cheap statement trigger without transition tables.
+	// Self-contained, like 9.
+	rollupWriteMigration,
 	// 11 (package rollup, shard.go): rollups of sharded tables, recorded
 	// on the coordinator (each shard keeps an ordinary rollup of each
-	// partition it holds). Migration 10 is the rollup write path's: this
-	// one is self-contained (IF NOT EXISTS), so it applies after it, or
-	// after 9 alone, and can be renumbered.
+	// partition it holds). Self-contained (IF NOT EXISTS).
 	shardedRollupMigration,
 }
 
@@ -398,6 +402,113 @@ const rollupMigration = `CREATE TABLE IF NOT EXISTS pgts.rollup (
 	$f$;
 	COMMENT ON FUNCTION pgts.rollup_partition_attached(regclass, regclass) IS 'Called in the transaction attaching a partition filled before it was attached (pgts load --bulk): gives it the rollups'' triggers and records the (bucket, key) pairs of all its rows.';
 	COMMENT ON FUNCTION pgts.rollup_partition_made(regclass, regclass) IS 'Called for each new partition of a series table: statement triggers fire only for the table a statement names, so writes straight into a partition need the rollups'' triggers on the partition too.';`
+
+const rollupWriteMigration = `CREATE TABLE IF NOT EXISTS pgts.rollup_invalidation_range (
+		id         bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+		rollup_id  integer NOT NULL,
+		lo_us      bigint NOT NULL,
+		hi_us      bigint NOT NULL,
+		vals       jsonb
+	);
+	CREATE INDEX IF NOT EXISTS rollup_invalidation_range_rollup ON pgts.rollup_invalidation_range (rollup_id, lo_us);
+	COMMENT ON TABLE pgts.rollup_invalidation_range IS 'Writes recorded by range: rows of times [lo_us, hi_us) (microseconds since the epoch) whose group-by columns took the values vals (a jsonb array per group-by column of the values as text, or NULL for any key) were written since the rollup last refreshed them. pgts load writes one per batch and partition; a write naming a partition of the source, not made by pgts, one for the partition''s whole range.';
+	CREATE OR REPLACE FUNCTION pgts.rollup_bound_us(lit text, time_type text) RETURNS bigint
+	LANGUAGE sql IMMUTABLE AS $f$
+		SELECT CASE WHEN lit IS NULL OR lit IN ('MINVALUE', 'MAXVALUE') THEN NULL
+			WHEN time_type = 'timestamptz' THEN (extract(epoch FROM trim(both '''' FROM lit)::timestamptz) * 1000000)::bigint
+			WHEN time_type = 'timestamp' THEN (extract(epoch FROM trim(both '''' FROM lit)::timestamp) * 1000000)::bigint
+			WHEN time_type = 'date' THEN (trim(both '''' FROM lit)::date - date '1970-01-01')::bigint * 86400000000
+			WHEN time_type = 'epoch_s' THEN trim(both '''' FROM lit)::bigint * 1000000
+			WHEN time_type = 'epoch_ms' THEN trim(both '''' FROM lit)::bigint * 1000
+			ELSE trim(both '''' FROM lit)::bigint END
+	$f$;
+	CREATE OR REPLACE FUNCTION pgts.rollup_partition_range(rel regclass, time_type text, OUT lo_us bigint, OUT hi_us bigint)
+	LANGUAGE plpgsql STABLE AS $f$
+	DECLARE
+		b text;
+		m text[];
+		r oid := rel;
+	BEGIN
+		LOOP
+			SELECT pg_get_expr(c.relpartbound, c.oid) INTO b FROM pg_class c WHERE c.oid = r;
+			IF b IS NULL OR b = 'DEFAULT' THEN
+				RETURN;
+			END IF;
+			m := regexp_match(b, '^FOR VALUES FROM \((.*)\) TO \((.*)\)$');
+			EXIT WHEN m IS NOT NULL;
+			SELECT i.inhparent INTO r FROM pg_inherits i WHERE i.inhrelid = r;
+			IF r IS NULL THEN
+				RETURN;
+			END IF;
+		END LOOP;
+		lo_us := pgts.rollup_bound_us(m[1], time_type);
+		hi_us := pgts.rollup_bound_us(m[2], time_type);
+	END
+	$f$;
+	COMMENT ON FUNCTION pgts.rollup_partition_range(regclass, text) IS 'The range of times [lo_us, hi_us) of a partition of a series table (of its time partition, for a hash partition), NULLs for the DEFAULT partition.';
+	CREATE OR REPLACE FUNCTION pgts.rollup_partition_written() RETURNS trigger
+	LANGUAGE plpgsql AS $f$
+	DECLARE
+		rid integer := TG_ARGV[0]::integer;
+		tt text;
+		lo bigint;
+		hi bigint;
+	BEGIN
+		IF position(',' || rid || ',' IN coalesce(current_setting('pgts.rollup_recorded', true), '')) > 0 THEN
+			RETURN NULL;
+		END IF;
+		SELECT ru.time_type INTO tt FROM pgts.rollup ru WHERE ru.id = rid;
+		IF NOT FOUND THEN
+			RETURN NULL;
+		END IF;
+		SELECT p.lo_us, p.hi_us INTO lo, hi FROM pgts.rollup_partition_range(TG_RELID, tt) p;
+		INSERT INTO pgts.rollup_invalidation_range (rollup_id, lo_us, hi_us, vals)
+			VALUES (rid, coalesce(lo, -62135596800000000), coalesce(hi, 253402300800000000), NULL);
+		RETURN NULL;
+	END
+	$f$;
+	COMMENT ON FUNCTION pgts.rollup_partition_written() IS 'Statement trigger of a partition of a rollup''s source (argument: the rollup id): a statement naming the partition records its whole range for any key, unless the transaction recorded its own writes (pgts load sets pgts.rollup_recorded to the ids it records, as '',1,2,'').';
+	CREATE OR REPLACE FUNCTION pgts.rollup_add_triggers(rollup integer, rel regclass) RETURNS void
+	LANGUAGE plpgsql AS $f$
+	DECLARE
+		fn text := format('pgts.%I()', 'rollup_' || rollup || '_invalidate');
+		n text := 'pgts_rollup_' || rollup;
+		precise boolean;
+	BEGIN
+		SELECT NOT c.relispartition OR pg_get_expr(c.relpartbound, c.oid) = 'DEFAULT' INTO precise FROM pg_class c WHERE c.oid = rel;
+		EXECUTE format('DROP TRIGGER IF EXISTS %I ON %s', n || '_ins', rel);
+		EXECUTE format('DROP TRIGGER IF EXISTS %I ON %s', n || '_upd', rel);
+		EXECUTE format('DROP TRIGGER IF EXISTS %I ON %s', n || '_del', rel);
+		EXECUTE format('DROP TRIGGER IF EXISTS %I ON %s', n || '_w', rel);
+		IF precise THEN
+			EXECUTE format('CREATE TRIGGER %I AFTER INSERT ON %s REFERENCING NEW TABLE AS pgts_new FOR EACH STATEMENT EXECUTE FUNCTION %s',
+				n || '_ins', rel, fn);
+			EXECUTE format('CREATE TRIGGER %I AFTER UPDATE ON %s REFERENCING OLD TABLE AS pgts_old NEW TABLE AS pgts_new FOR EACH STATEMENT EXECUTE FUNCTION %s',
+				n || '_upd', rel, fn);
+			EXECUTE format('CREATE TRIGGER %I AFTER DELETE ON %s REFERENCING OLD TABLE AS pgts_old FOR EACH STATEMENT EXECUTE FUNCTION %s',
+				n || '_del', rel, fn);
+		ELSE
+			EXECUTE format('CREATE TRIGGER %I AFTER INSERT OR UPDATE OR DELETE ON %s FOR EACH STATEMENT EXECUTE FUNCTION pgts.rollup_partition_written(%L)',
+				n || '_w', rel, rollup);
+		END IF;
+	END
+	$f$;
+	COMMENT ON FUNCTION pgts.rollup_add_triggers(integer, regclass) IS 'Puts a rollup''s triggers on rel: statement triggers with transition tables, recording each (bucket, key) written, on the series table and its DEFAULT partition; on its other partitions a statement trigger without transition tables (pgts.rollup_partition_written).';
+	CREATE OR REPLACE FUNCTION pgts.rollup_partition_attached(parent regclass, part regclass) RETURNS void
+	LANGUAGE plpgsql AS $f$
+	BEGIN
+		PERFORM pgts.rollup_partition_made(parent, part);
+		INSERT INTO pgts.rollup_invalidation_range (rollup_id, lo_us, hi_us, vals)
+		SELECT ru.id, coalesce(b.lo_us, -62135596800000000), coalesce(b.hi_us, 253402300800000000), NULL
+		FROM pgts.rollup ru JOIN pg_class c ON c.oid = parent
+			JOIN pg_namespace n ON n.oid = c.relnamespace
+			CROSS JOIN LATERAL pgts.rollup_partition_range(part, ru.time_type) b
+		WHERE ru.source_schema = n.nspname AND ru.source_name = c.relname;
+	END
+	$f$;
+	COMMENT ON FUNCTION pgts.rollup_partition_attached(regclass, regclass) IS 'Called in the transaction attaching a partition filled before it was attached (pgts load --bulk): gives it the rollups'' triggers and records its whole range for any key (one record, no scan of its rows).';
+	SELECT pgts.rollup_add_triggers(ru.id, t.relid) FROM pgts.rollup ru
+		CROSS JOIN LATERAL pg_partition_tree(to_regclass(format('%I.%I', ru.source_schema, ru.source_name))) t;`
 
 // Version is the catalog version this build of pgts writes.
 func Version() int { return len(migrations) }

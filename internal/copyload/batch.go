@@ -43,6 +43,18 @@ type batch struct {
 	// With Config.OnConflict, what its committed try did (conflict.go):
 	// rows inserted, rows that overwrote a stored one, stored rows kept.
 	inserted, updated, kept int64
+	// [tlo, thi): the times (micros) of its rows, for the rollups' record
+	// (rollups.go); empty (thi <= tlo) until a row is routed to it.
+	tlo, thi int64
+}
+
+// noteTime widens [b.tlo, b.thi) to hold micros.
+func (b *batch) noteTime(micros int64) {
+	if b.thi <= b.tlo {
+		b.tlo, b.thi = micros, micros+1
+		return
+	}
+	b.tlo, b.thi = min(b.tlo, micros), max(b.thi, micros+1)
 }
 
 func (b *batch) rows() int { return len(b.ends) }
@@ -61,6 +73,7 @@ func (b *batch) reset() {
 	b.ends, b.lines, b.srcs, b.spans = b.ends[:0], b.lines[:0], b.srcs[:0], b.spans[:0]
 	b.seq, b.table, b.leaf, b.digest, b.bulk = 0, "", "", nil, nil
 	b.inserted, b.updated, b.kept = 0, 0, 0
+	b.tlo, b.thi = 0, 0
 }
 
 // copyReader streams rows [i, j) as one COPY's data.

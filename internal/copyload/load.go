@@ -224,14 +224,17 @@ type Loader struct {
 	copyTail string        // the COPY statement after the table name
 	cols     []Column      // the columns COPY writes, in order
 	typeMap  *pgtype.Map   // decodes binary rows for the reject file
-	txOpts   pgx.TxOptions // BEGIN, with synchronous_commit unless AsyncCommit
-	colOf    sync.Map      // constraint (schema.table.name) → its single column, for server rejects
-	staged   sync.Map      // *pgx.Conn → true once it has this load's staging table
-	keysOf   sync.Map      // quoted table → tableKeys, for duplicate rejects
-	sources  []string      // names of sources, indexed by batch.srcs
-	raws     rawInputs     // the sources that can be read again, for rejects as written
-	done     map[int64]ledgerEntry
-	lockConn *pgx.Conn // holds the load ID's advisory lock during Run
+	txOpts   pgx.TxOptions // BEGIN, with synchronous_commit unless AsyncCommit, and the rollups' setting (rollups.go)
+	// beginQuery is txOpts' BEGIN without the rollups' setting.
+	beginQuery string
+	rollups    *rollupHook // the rollups this load records for (rollups.go), nil for none
+	colOf      sync.Map    // constraint (schema.table.name) → its single column, for server rejects
+	staged     sync.Map    // *pgx.Conn → true once it has this load's staging table
+	keysOf     sync.Map    // quoted table → tableKeys, for duplicate rejects
+	sources    []string    // names of sources, indexed by batch.srcs
+	raws       rawInputs   // the sources that can be read again, for rejects as written
+	done       map[int64]ledgerEntry
+	lockConn   *pgx.Conn // holds the load ID's advisory lock during Run
 	// madeID: the load ID was made by New (a bulk load given none); its
 	// ledger is deleted once the load completes.
 	madeID bool
@@ -310,8 +313,9 @@ func New(pool *pgxpool.Pool, mgr *partition.Manager, target *Target, cfg Config)
 		l.cfg.LoadID, l.madeID = madeLoadID(target.String(), cfg.Now()), true
 	}
 	if !cfg.AsyncCommit {
-		l.txOpts.BeginQuery = "BEGIN; SET LOCAL synchronous_commit TO on"
+		l.beginQuery = "BEGIN; SET LOCAL synchronous_commit TO on"
 	}
+	l.txOpts.BeginQuery = l.beginQuery
 	if !target.BinaryOK() && !cfg.Text {
 		l.log.Warn("some column types have no binary encoder; using text COPY for this table", "types", target.UnknownTypes())
 	}
@@ -352,6 +356,9 @@ func (l *Loader) Run(ctx context.Context, src Source) (Summary, error) {
 		if err := l.conflictSetup(ctx); err != nil {
 			return Summary{}, err
 		}
+	}
+	if err := l.rollupSetup(ctx); err != nil {
+		return Summary{}, err
 	}
 	if l.cfg.LoadID != "" {
 		defer l.unlockLoad()

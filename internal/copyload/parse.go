@@ -280,6 +280,7 @@ func (fr *fileRows) apply(ctx context.Context, r *router, j *parseJob) error {
 			last := items[k-1]
 			b.enc.AppendRows(rows[start:last.end])
 			for _, it := range items[i : k-1] {
+				b.noteTime(it.micros)
 				b.ends = append(b.ends, base+it.end)
 				b.lines = append(b.lines, it.line)
 				b.srcs = append(b.srcs, fr.src)

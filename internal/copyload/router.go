@@ -33,9 +33,17 @@ func newRouter(l *Loader) *router {
 }
 
 // batchFor returns the open batch for a row at time micros (ignored for
-// plain tables), opening one when needed. The caller has checked the time
-// is inside the table's window.
+// plain tables), opening one when needed, and notes the row's time in
+// it. The caller has checked the time is inside the table's window.
 func (r *router) batchFor(ctx context.Context, micros int64) (*batch, error) {
+	b, err := r.openFor(ctx, micros)
+	if err == nil && r.series != nil {
+		b.noteTime(micros)
+	}
+	return b, err
+}
+
+func (r *router) openFor(ctx context.Context, micros int64) (*batch, error) {
 	if r.cur != nil && (r.series == nil || (micros >= r.lastLo && micros < r.lastHi)) {
 		return r.cur, nil
 	}

@@ -224,6 +224,9 @@ func (l *Loader) tryBatch(ctx context.Context, conn *pgx.Conn, b *batch) (int64,
 			return 0, nil, err
 		}
 	}
+	if err := l.recordRollups(ctx, tx, b); err != nil {
+		return 0, nil, err
+	}
 	if l.cfg.LoadID != "" {
 		if err := l.recordBatch(ctx, tx, b, loaded, rejects); err != nil {
 			return 0, nil, err

@@ -222,6 +222,9 @@ func (rs *Rollups) install(ctx context.Context, r *Rollup) error {
 // makeView makes (or replaces) r's view over its data table as it is in
 // tx, with its comment.
 func makeView(ctx context.Context, tx pgx.Tx, r *Rollup) error {
+	if err := readKeyTypes(ctx, tx, r); err != nil {
+		return err
+	}
 	floats := map[string]bool{}
 	for _, a := range r.Aggs {
 		if a.Func != Avg {
@@ -266,7 +269,7 @@ func (rs *Rollups) Drop(ctx context.Context, r *Rollup) error {
 			return err
 		}
 		for _, rel := range rels {
-			for _, suffix := range []string{"_ins", "_upd", "_del"} {
+			for _, suffix := range []string{"_ins", "_upd", "_del", "_w"} {
 				if _, err := tx.Exec(ctx, fmt.Sprintf("DROP TRIGGER IF EXISTS %s ON %s",
 					pg.QuoteIdent(fmt.Sprintf("pgts_rollup_%d%s", r.ID, suffix)), rel)); err != nil {
 					return fmt.Errorf("dropping rollup %s: %w", r, err)
@@ -278,6 +281,9 @@ func (rs *Rollups) Drop(ctx context.Context, r *Rollup) error {
 			return fmt.Errorf("dropping rollup %s: %w", r, err)
 		}
 		if _, err := tx.Exec(ctx, `DELETE FROM pgts.rollup_invalidation WHERE rollup_id = $1`, r.ID); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `DELETE FROM pgts.rollup_invalidation_range WHERE rollup_id = $1`, r.ID); err != nil {
 			return err
 		}
 		_, err = tx.Exec(ctx, `DELETE FROM pgts.rollup WHERE id = $1`, r.ID)

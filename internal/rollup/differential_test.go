@@ -3,11 +3,14 @@ package rollup
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -15,8 +18,10 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/pgts/pgts/internal/copyload"
 	"github.com/pgts/pgts/internal/partition"
 	"github.com/pgts/pgts/internal/pg"
+	"github.com/pgts/pgts/internal/records"
 )
 
 // The differential test: random interleavings of writes of every kind
@@ -32,12 +37,63 @@ const (
 	childEnv    = "PGTS_ROLLUP_CHILD"    // database URL: refresh all rollups in this process
 	childAtEnv  = "PGTS_ROLLUP_CHILD_AT" // block before the n-th commit (after printing "ready")
 	childNowEnv = "PGTS_ROLLUP_CHILD_NOW"
+	// database URL: run pgts' loader into raw in this process, printing
+	// "loading" once a batch committed (its parent kills it then)
+	childLoadEnv = "PGTS_ROLLUP_CHILD_LOAD"
 )
 
 func init() {
 	if os.Getenv(childEnv) != "" {
 		os.Exit(childRefresh())
 	}
+	if os.Getenv(childLoadEnv) != "" {
+		os.Exit(childLoad())
+	}
+}
+
+// childLoad loads rows of random times into raw with pgts' loader, small
+// batches on 2 workers, until it is killed.
+func childLoad() int {
+	ctx := context.Background()
+	pool, err := pg.NewPool(ctx, os.Getenv(childLoadEnv), 4)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	nowUs, _ := strconv.ParseInt(os.Getenv(childNowEnv), 10, 64)
+	now := time.UnixMicro(nowUs).UTC()
+	m := partition.NewManager(pool, nil, func() time.Time { return now })
+	w := &world{rnd: rand.New(rand.NewPCG(uint64(nowUs), 7)), c: &clock{t: now}}
+	var in strings.Builder
+	for _, r := range w.randRows(20000, w.randTime) {
+		fmt.Fprintf(&in, "%s,%d,%v,%v\n", r[0].(time.Time).Format(time.RFC3339Nano), r[1], r[2], r[3])
+	}
+	opts := records.DefaultOptions(records.CSV)
+	rd, err := records.NewReader(strings.NewReader(strings.ReplaceAll(in.String(), "<nil>", "")), opts)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	target, err := copyload.LookupTarget(ctx, pool, m, "raw")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	cfg := copyload.DefaultConfig()
+	cfg.BatchRows, cfg.Workers, cfg.Now = 50, 2, func() time.Time { return now }
+	var once sync.Once
+	cfg.OnBatch = func(copyload.BatchInfo) { once.Do(func() { fmt.Println("loading") }) }
+	l, err := copyload.New(pool, m, target, cfg)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if _, err := l.Run(ctx, &copyload.FileSource{Inputs: []copyload.Input{{Name: "in.csv", Reader: rd}}, Columns: []int{0, 1, 2, 3}}); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	fmt.Println("done")
+	return 0
 }
 
 // childRefresh refreshes every rollup in small transactions and stops
@@ -82,18 +138,19 @@ func childRefresh() int {
 }
 
 type world struct {
-	t    *testing.T
-	ctx  context.Context
-	rnd  *rand.Rand
-	c    *clock
-	pool *pgxpool.Pool
-	m    *partition.Manager
-	rs   *Rollups
-	url  string
-	raw  *partition.Table
-	prev map[string]result // per check: the last result seen
-	kill int               // refreshes killed
-	runs int               // checks
+	t         *testing.T
+	ctx       context.Context
+	rnd       *rand.Rand
+	c         *clock
+	pool      *pgxpool.Pool
+	m         *partition.Manager
+	rs        *Rollups
+	url       string
+	raw       *partition.Table
+	prev      map[string]result // per check: the last result seen
+	kill      int               // refreshes killed
+	loadKills int               // loads killed
+	runs      int               // checks
 }
 
 func (w *world) ensureWindow() {
@@ -166,8 +223,14 @@ func (w *world) step() string {
 			w.t.Fatal(err)
 		}
 		return "copy"
-	case 3, 4:
-		// like pgts load: COPY straight into the partition, in a transaction
+	case 4:
+		if w.rnd.IntN(3) == 0 {
+			return w.killedLoad()
+		}
+		return w.load()
+	case 3:
+		// COPY straight into the partition by someone else (its
+		// statement trigger records the partition's whole range)
 		name, at := w.leaf()
 		err := pgx.BeginFunc(w.ctx, w.pool, func(tx pgx.Tx) error {
 			_, err := tx.CopyFrom(w.ctx, pgx.Identifier{"public", name}, rawCols, pgx.CopyFromRows(w.randRows(1+w.rnd.IntN(300), at)))
@@ -215,6 +278,74 @@ func (w *world) step() string {
 		w.refreshAndCheck()
 		return "refresh, check"
 	}
+}
+
+// load runs pgts' loader (live path: COPY into the partitions, one range
+// record per batch and partition) on rows of random times, now and then
+// in text COPY.
+func (w *world) load() string {
+	rows := w.randRows(1+w.rnd.IntN(400), w.randTime)
+	var in strings.Builder
+	for _, r := range rows {
+		fmt.Fprintf(&in, "%s,%d,", r[0].(time.Time).Format(time.RFC3339Nano), r[1])
+		if r[2] != nil {
+			fmt.Fprintf(&in, "%v", r[2])
+		}
+		in.WriteString(",")
+		if r[3] != nil {
+			fmt.Fprintf(&in, "%d", r[3])
+		}
+		in.WriteString("\n")
+	}
+	rd, err := records.NewReader(strings.NewReader(in.String()), records.DefaultOptions(records.CSV))
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	target, err := copyload.LookupTarget(w.ctx, w.pool, w.m, "raw")
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	cfg := copyload.DefaultConfig()
+	cfg.BatchRows, cfg.Workers, cfg.Text = 1+w.rnd.IntN(120), 2, w.rnd.IntN(3) == 0
+	cfg.Now = func() time.Time { return w.c.t }
+	l, err := copyload.New(w.pool, w.m, target, cfg)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	sum, err := l.Run(w.ctx, &copyload.FileSource{Inputs: []copyload.Input{{Name: "in.csv", Reader: rd}}, Columns: []int{0, 1, 2, 3}})
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	if sum.Loaded != int64(len(rows)) {
+		w.t.Fatalf("pgts load: %+v, want %d rows loaded", sum, len(rows))
+	}
+	return fmt.Sprintf("pgts load of %d rows in %d batches (text %v)", sum.Loaded, sum.Batches, cfg.Text)
+}
+
+// killedLoad runs pgts' loader in a child process and kills it (SIGKILL)
+// once a batch committed, other batches in flight.
+func (w *world) killedLoad() string {
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), childLoadEnv+"="+w.url, childNowEnv+"="+strconv.FormatInt(w.c.t.UnixMicro()+int64(w.rnd.IntN(1000)), 10))
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		w.t.Fatal(err)
+	}
+	line, _ := bufio.NewReader(out).ReadString('\n')
+	if line != "loading\n" {
+		_ = cmd.Wait()
+		w.t.Fatalf("child load said %q", line)
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		w.t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	w.loadKills++
+	return "pgts load killed (SIGKILL) after its first batch"
 }
 
 // killedRefresh runs a refresh in a child process and kills it (SIGKILL)
@@ -376,7 +507,7 @@ func TestDifferential(t *testing.T) {
 	}
 	w.killedRefresh()
 	w.refreshAndCheck()
-	t.Logf("%d checks, %d refreshes killed", w.runs, w.kill)
+	t.Logf("%d checks, %d refreshes killed, %d loads killed", w.runs, w.kill, w.loadKills)
 	if w.kill == 0 {
 		t.Fatal("no refresh was killed mid-transaction")
 	}

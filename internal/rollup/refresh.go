@@ -17,9 +17,11 @@ type Stats struct {
 	Rollup       string
 	Buckets      int64 // bucket ranges past the old watermark materialized (transactions)
 	Pairs        int64 // invalidated (bucket, key) pairs rewritten
+	Ranges       int64 // range records (pgts load's, one per batch and partition) rewritten below the watermark
 	Frozen       int64 // invalidated pairs in frozen buckets, discarded
 	RowsWritten  int64 // rows inserted into the data table
 	Transactions int64
+	RowsRead     int64 // rows of the source read (sequential scans' rows and index scans' fetches)
 	Watermark    int64 // micros, after the refresh
 	Took         time.Duration
 }
@@ -44,14 +46,20 @@ func (rs *Rollups) Refresh(ctx context.Context, r *Rollup) (Stats, error) {
 	if err != nil {
 		return st, err
 	}
+	if err := readKeyTypes(ctx, rs.cfg.DB, r); err != nil {
+		return st, err
+	}
 	if err := rs.advance(ctx, r, data, now, &st); err != nil {
 		return st, err
 	}
 	// The invalidations come and go in bursts, faster than autovacuum
 	// analyzes them; the rewrite's and the real-time view's joins need
 	// their statistics (ANALYZE does not block writers).
-	if _, err := rs.cfg.DB.Exec(ctx, `ANALYZE pgts.rollup_invalidation`); err != nil {
+	if _, err := rs.cfg.DB.Exec(ctx, `ANALYZE pgts.rollup_invalidation, pgts.rollup_invalidation_range`); err != nil {
 		return st, fmt.Errorf("refreshing %s: %w", r, err)
+	}
+	if err := rs.rewriteRanges(ctx, r, data, frozen, &st); err != nil {
+		return st, err
 	}
 	if err := rs.rewrite(ctx, r, data, frozen, &st); err != nil {
 		return st, err
@@ -180,6 +188,10 @@ func (rs *Rollups) advance(ctx context.Context, r *Rollup, data *partition.Table
 			if w >= target {
 				return true, nil
 			}
+			n0, err := rs.sourceRowsRead(ctx, tx, r)
+			if err != nil {
+				return false, err
+			}
 			var next *int64
 			if err := tx.QueryRow(ctx, fmt.Sprintf("SELECT %s FROM %s r WHERE %s >= %s AND %s < %s", r.ts.us(r.ts.bucket("min("+t+")")),
 				r.source(), t, r.ts.from("$1"), t, r.ts.from("$2")), w, target).Scan(&next); err != nil {
@@ -202,6 +214,12 @@ func (rs *Rollups) advance(ctx context.Context, r *Rollup, data *partition.Table
 			if _, err := tx.Exec(ctx, `DELETE FROM pgts.rollup_invalidation WHERE rollup_id = $1 AND bucket_us >= $2 AND bucket_us < $3`, r.ID, w, hi); err != nil {
 				return false, err
 			}
+			// range records whose buckets all lie in [w, hi): their rows
+			// are in this step's snapshot
+			if _, err := tx.Exec(ctx, fmt.Sprintf(`DELETE FROM pgts.rollup_invalidation_range g WHERE g.rollup_id = $1
+				AND g.lo_us >= $2 AND %s <= %s`, r.rangeHi("g.hi_us"), r.ts.from("$3")), r.ID, w, hi); err != nil {
+				return false, err
+			}
 			if next == nil {
 				rs.beforeCommit()
 				return false, tx.Commit(ctx)
@@ -216,6 +234,9 @@ func (rs *Rollups) advance(ctx context.Context, r *Rollup, data *partition.Table
 			}
 			st.RowsWritten += tag.RowsAffected()
 			st.Buckets++
+			if err := rs.countRead(ctx, tx, r, n0, st); err != nil {
+				return false, err
+			}
 			rs.beforeCommit()
 			return false, tx.Commit(ctx)
 		}()
@@ -251,15 +272,17 @@ func joinCols(c []string) string {
 // discarded.
 func (rs *Rollups) rewrite(ctx context.Context, r *Rollup, data *partition.Table, frozen int64, st *Stats) error {
 	cols := "(" + joinCols(r.dataColumns()) + ")"
-	stmt := fmt.Sprintf(`WITH pairs AS (SELECT * FROM unnest($2::bigint[], $3::text[]) AS p(bucket_us, key_text)),
+	stmt := func(nulls []bool) string {
+		return fmt.Sprintf(`WITH pairs AS (SELECT * FROM unnest($2::bigint[], $3::text[]) AS p(bucket_us, key_text)),
 	claimed AS (DELETE FROM pgts.rollup_invalidation i USING pairs p
 		WHERE i.rollup_id = $1 AND i.bucket_us = p.bucket_us AND i.key = p.key_text::jsonb RETURNING 1),
 	live AS (SELECT bucket_us, key_text::jsonb AS key FROM pairs WHERE bucket_us >= $4),
 	gone AS (DELETE FROM %s m USING live c WHERE m.bucket = %s AND %s = c.key RETURNING 1),
 	ins AS (INSERT INTO %s %s %s RETURNING 1)
 	SELECT (SELECT count(*) FROM claimed), (SELECT count(*) FROM ins)`,
-		r.data(), r.ts.from("c.bucket_us"), r.key("m"),
-		r.data(), cols, r.pairsSelect("live"))
+			r.data(), r.ts.from("c.bucket_us"), r.key("m"),
+			r.data(), cols, r.pairsSelectKeyed("live", nulls))
+	}
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -269,6 +292,10 @@ func (rs *Rollups) rewrite(ctx context.Context, r *Rollup, data *partition.Table
 			return err
 		}
 		n, err := func() (int, error) {
+			n0, err := rs.sourceRowsRead(ctx, tx, r)
+			if err != nil {
+				return 0, err
+			}
 			var buckets []int64
 			var keys []string
 			rows, err := tx.Query(ctx, `SELECT bucket_us, key::text FROM (SELECT DISTINCT bucket_us, key FROM pgts.rollup_invalidation
@@ -304,7 +331,7 @@ func (rs *Rollups) rewrite(ctx context.Context, r *Rollup, data *partition.Table
 				}
 			}
 			var claimed, inserted int64
-			if err := tx.QueryRow(ctx, stmt, r.ID, buckets, keys, frozen).Scan(&claimed, &inserted); err != nil {
+			if err := tx.QueryRow(ctx, stmt(keyNulls(keys, len(r.GroupBy))), r.ID, buckets, keys, frozen).Scan(&claimed, &inserted); err != nil {
 				return 0, err
 			}
 			for _, b := range buckets {
@@ -315,6 +342,9 @@ func (rs *Rollups) rewrite(ctx context.Context, r *Rollup, data *partition.Table
 				}
 			}
 			st.RowsWritten += inserted
+			if err := rs.countRead(ctx, tx, r, n0, st); err != nil {
+				return 0, err
+			}
 			rs.beforeCommit()
 			return len(buckets), tx.Commit(ctx)
 		}()

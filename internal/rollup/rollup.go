@@ -126,6 +126,7 @@ type Rollup struct {
 
 	ts          timeSQL
 	parentTypes map[string]string // parent's data table column → its SQL type
+	keyTypes    []string          // SQL types of GroupBy (readKeyTypes)
 }
 
 // String is schema.name.
@@ -417,9 +418,9 @@ func (r *Rollup) statesSQL() string {
 		inner = "SELECT " + strings.Join(mcols, ", ") + " FROM " + r.data() + " m WHERE m.bucket < " + r.ts.from(w) +
 			fmt.Sprintf(" AND NOT EXISTS (SELECT 1 FROM pgts.rollup_invalidation i WHERE i.rollup_id = %d AND i.bucket_us = %s AND i.bucket_us >= %s AND i.key = %s)",
 				r.ID, r.ts.us("m.bucket"), f, r.key("m")) +
+			fmt.Sprintf(" AND NOT (%s >= %s AND %s)", r.ts.us("m.bucket"), f, r.rangeCovers("m", w)) +
 			"\nUNION ALL\n" + r.aggSelect(r.source()+" r", t+" >= "+r.ts.from(w)) +
-			"\nUNION ALL\n" + r.pairsSelect(fmt.Sprintf("(SELECT bucket_us, key FROM pgts.rollup_invalidation WHERE rollup_id = %d AND bucket_us < %s AND bucket_us >= %s)",
-			r.ID, w, f))
+			"\nUNION ALL\n" + r.invalidatedSelect(w, f)
 	}
 	return inner
 }
