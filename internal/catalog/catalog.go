@@ -403,7 +403,10 @@ const rollupMigration = `CREATE TABLE IF NOT EXISTS pgts.rollup (
 	COMMENT ON FUNCTION pgts.rollup_partition_attached(regclass, regclass) IS 'Called in the transaction attaching a partition filled before it was attached (pgts load --bulk): gives it the rollups'' triggers and records the (bucket, key) pairs of all its rows.';
 	COMMENT ON FUNCTION pgts.rollup_partition_made(regclass, regclass) IS 'Called for each new partition of a series table: statement triggers fire only for the table a statement names, so writes straight into a partition need the rollups'' triggers on the partition too.';`
 
-const rollupWriteMigration = `CREATE TABLE IF NOT EXISTS pgts.rollup_invalidation_range (
+const rollupWriteMigration = `ALTER TABLE pgts.rollup ADD COLUMN IF NOT EXISTS records_ranges boolean NOT NULL DEFAULT false;
+	ALTER TABLE pgts.rollup ALTER COLUMN records_ranges SET DEFAULT true;
+	COMMENT ON COLUMN pgts.rollup.records_ranges IS 'The rollup''s view and refresh read pgts.rollup_invalidation_range, so its partitions carry the cheap statement trigger and pgts load records its batches by range. False for rollups made before catalog migration 10: their views read only (bucket, key) pairs, so every partition keeps the triggers with transition tables and an attached partition is recorded pair by pair.';
+	CREATE TABLE IF NOT EXISTS pgts.rollup_invalidation_range (
 		id         bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
 		rollup_id  integer NOT NULL,
 		lo_us      bigint NOT NULL,
@@ -476,6 +479,7 @@ const rollupWriteMigration = `CREATE TABLE IF NOT EXISTS pgts.rollup_invalidatio
 		precise boolean;
 	BEGIN
 		SELECT NOT c.relispartition OR pg_get_expr(c.relpartbound, c.oid) = 'DEFAULT' INTO precise FROM pg_class c WHERE c.oid = rel;
+		precise := precise OR NOT coalesce((SELECT ru.records_ranges FROM pgts.rollup ru WHERE ru.id = rollup_add_triggers.rollup), true);
 		EXECUTE format('DROP TRIGGER IF EXISTS %I ON %s', n || '_ins', rel);
 		EXECUTE format('DROP TRIGGER IF EXISTS %I ON %s', n || '_upd', rel);
 		EXECUTE format('DROP TRIGGER IF EXISTS %I ON %s', n || '_del', rel);
@@ -496,6 +500,8 @@ const rollupWriteMigration = `CREATE TABLE IF NOT EXISTS pgts.rollup_invalidatio
 	COMMENT ON FUNCTION pgts.rollup_add_triggers(integer, regclass) IS 'Puts a rollup''s triggers on rel: statement triggers with transition tables, recording each (bucket, key) written, on the series table and its DEFAULT partition; on its other partitions a statement trigger without transition tables (pgts.rollup_partition_written).';
 	CREATE OR REPLACE FUNCTION pgts.rollup_partition_attached(parent regclass, part regclass) RETURNS void
 	LANGUAGE plpgsql AS $f$
+	DECLARE
+		r record;
 	BEGIN
 		PERFORM pgts.rollup_partition_made(parent, part);
 		INSERT INTO pgts.rollup_invalidation_range (rollup_id, lo_us, hi_us, vals)
@@ -503,7 +509,12 @@ const rollupWriteMigration = `CREATE TABLE IF NOT EXISTS pgts.rollup_invalidatio
 		FROM pgts.rollup ru JOIN pg_class c ON c.oid = parent
 			JOIN pg_namespace n ON n.oid = c.relnamespace
 			CROSS JOIN LATERAL pgts.rollup_partition_range(part, ru.time_type) b
-		WHERE ru.source_schema = n.nspname AND ru.source_name = c.relname;
+		WHERE ru.source_schema = n.nspname AND ru.source_name = c.relname AND ru.records_ranges;
+		FOR r IN SELECT ru.id FROM pgts.rollup ru JOIN pg_class c ON c.oid = parent
+				JOIN pg_namespace n ON n.oid = c.relnamespace
+				WHERE ru.source_schema = n.nspname AND ru.source_name = c.relname AND NOT ru.records_ranges LOOP
+			EXECUTE format('SELECT pgts.%I($1)', 'rollup_' || r.id || '_invalidate_rel') USING part;
+		END LOOP;
 	END
 	$f$;
 	COMMENT ON FUNCTION pgts.rollup_partition_attached(regclass, regclass) IS 'Called in the transaction attaching a partition filled before it was attached (pgts load --bulk): gives it the rollups'' triggers and records its whole range for any key (one record, no scan of its rows).';

@@ -61,7 +61,7 @@ func (l *Loader) rollupSetup(ctx context.Context) error {
 	if !present {
 		return nil
 	}
-	rows, err := l.pool.Query(ctx, `SELECT id, group_by FROM pgts.rollup WHERE source_schema = $1 AND source_name = $2 ORDER BY id`,
+	rows, err := l.pool.Query(ctx, `SELECT id, group_by FROM pgts.rollup WHERE source_schema = $1 AND source_name = $2 AND records_ranges ORDER BY id`,
 		l.target.Schema, l.target.Name)
 	if err != nil {
 		return fmt.Errorf("reading the rollups of %s: %w", l.target, err)

@@ -200,3 +200,78 @@ func TestLoaderRecordsOneRangePerBatch(t *testing.T) {
 		}
 	}
 }
+
+// TestLegacyRollupKeepsPairRecords: a rollup made before catalog
+// migration 10 has a view that reads only (bucket, key) pair records. Its
+// partitions keep the triggers with transition tables, and neither pgts
+// load (live or bulk) nor an attach records it by range, so that view
+// never misses a write.
+func TestLegacyRollupKeepsPairRecords(t *testing.T) {
+	ctx := context.Background()
+	pool := pgtest.Pool(t)
+	m := partition.NewManager(pool, nil, time.Now)
+	rs, err := New(DefaultConfig(pool, m, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Create(ctx, partition.CreateSpec{Name: "conditions", TimeColumn: "time", Interval: partition.Interval{Micros: 3600e6}, Premake: 1,
+		Columns: "time timestamptz not null, device integer not null, data1 float8, data2 float8, data3 float8, data4 float8, data5 float8"}); err != nil {
+		t.Fatal(err)
+	}
+	r, err := rs.Create(ctx, Spec{Name: "c15", On: "conditions", Bucket: partition.Interval{Micros: 900e6}, GroupBy: []string{"device"},
+		Aggs: mustAggs(t, "avg(data1), count(*)"), RealTime: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// What migration 10 leaves of a rollup it found.
+	if _, err := pool.Exec(ctx, `UPDATE pgts.rollup SET records_ranges = false WHERE id = $1`, r.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, `SELECT pgts.rollup_add_triggers($1, relid) FROM pg_partition_tree('conditions')`, r.ID); err != nil {
+		t.Fatal(err)
+	}
+	count := func(sql string) int64 {
+		var n int64
+		if err := pool.QueryRow(ctx, sql).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	for _, bulk := range []bool{true, false} {
+		target, err := copyload.LookupTarget(ctx, pool, m, "conditions")
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := copyload.DefaultConfig()
+		cfg.BatchRows, cfg.Bulk = 3000, bulk
+		l, err := copyload.New(pool, m, target, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		opts, err := gen.DefaultOptions("conditions")
+		if err != nil {
+			t.Fatal(err)
+		}
+		opts.Batches, opts.BatchRows = 6, 1000
+		g, err := gen.New("conditions", opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := l.Run(ctx, &copyload.GenSource{Name: "conditions", Gen: g}); err != nil {
+			t.Fatal(err)
+		}
+		if n := count(`SELECT count(*) FROM pgts.rollup_invalidation_range`); n != 0 {
+			t.Errorf("bulk=%v: %d range records for a rollup whose view reads only pairs", bulk, n)
+		}
+		if n := count(`SELECT count(*) FROM pgts.rollup_invalidation`); n == 0 {
+			t.Errorf("bulk=%v: no (bucket, key) pair recorded", bulk)
+		}
+		if n := count(`SELECT count(*) FROM pg_partition_tree('conditions') p WHERE p.level > 0 AND NOT EXISTS
+			(SELECT 1 FROM pg_trigger g WHERE g.tgrelid = p.relid AND g.tgnewtable IS NOT NULL)`); n != 0 {
+			t.Errorf("bulk=%v: %d partitions without a transition-table trigger", bulk, n)
+		}
+		if _, err := rs.Refresh(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
