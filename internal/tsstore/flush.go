@@ -362,7 +362,7 @@ func (s *Store) writeShare(ctx context.Context, items []flushItem, w int) (int64
 			return err
 		}
 		for _, st := range states {
-			if _, err := tx.Exec(ctx, sqlWriteStates, st.seg, st.pos, st.state); err != nil {
+			if _, err := execEncoded(ctx, tx, stmtWriteStates, st.encode()); err != nil {
 				return fmt.Errorf("writing the state of %d series: %w", len(st.seg), err)
 			}
 		}
@@ -395,7 +395,7 @@ func (r *slotRows) add(x *series, ups []rra.Update) {
 func writeSlotRows(ctx context.Context, tx pgx.Tx, rows []slotRows) (int64, error) {
 	var total int64
 	for _, r := range rows {
-		if _, err := tx.Exec(ctx, sqlWriteSlots, r.bundle, r.seg, r.slot, r.pos, r.time, r.val); err != nil {
+		if _, err := execEncoded(ctx, tx, stmtWriteSlots, r.encode()); err != nil {
 			return total, fmt.Errorf("writing %d archive slots: %w", r.len(), err)
 		}
 		total += int64(r.len())
