@@ -51,9 +51,9 @@ const lateRounds = rra.MaxArchives
 const rawRetryBytes = 24
 
 // slotChunk bounds the slot rows of one statement, and stateChunk the
-// bytes of saved states: a pgx connection keeps the largest parameter
-// buffer it ever encoded for as long as it lives, so big statements would
-// pin memory outside the store's budget (about 60 bytes a slot row).
+// bytes of saved states: a statement's parameters are held whole while it
+// is sent, twice (the encoded arrays, 60 bytes a slot row, and
+// pgconn's Bind message holding a copy), outside the store's budget.
 const (
 	slotChunk  = 20_000
 	stateChunk = 1 << 20
