@@ -327,6 +327,13 @@ func (d *DS) emitG(i int, t int64, v float64, count int) {
 		}
 	}
 	a := &d.schema.arch[i]
+	if d.pending == nil {
+		// A point updates a slot of each archive: room for them and one
+		// more finer slot at once (ClosedSlots hands the buffer over, so
+		// every series starts again after every flush), as much as
+		// doubling from one ends with for three archives, in one allocation.
+		d.pending = make([]Update, 0, len(d.schema.arch)+1)
+	}
 	d.pending = append(d.pending, Update{Archive: i, Slot: int(floorMod(floorDiv(t, a.step), a.size)), Time: t, Count: count, Value: v})
 }
 

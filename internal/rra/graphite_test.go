@@ -293,3 +293,30 @@ func mustMarshal(t testing.TB, d *DS) []byte {
 	}
 	return b
 }
+
+// TestGraphiteTakenUpdatesOneAllocation: in Graphite consolidation a
+// point updates a slot of every archive, and ClosedSlots hands the
+// pending buffer over; the next point's updates then take one
+// allocation, not one per doubling (a daemon pays it for every series at
+// every flush).
+func TestGraphiteTakenUpdatesOneAllocation(t *testing.T) {
+	d := NewDS(graphiteSchema(t, "average", "10s:6h", "1m:7d", "1h:1y"))
+	at := 1_700_002_800.0 // an hour's start
+	for range 36 * 6 {    // enough known minutes for the hour (xff 0.5)
+		put(t, d, at, 1, at)
+		at += 10
+	}
+	d.ClosedSlots(nil)
+	at -= 10 // the latest slot, in a minute of six known slots
+	n := 0
+	step := func() {
+		put(t, d, at+float64(n%10), float64(n), at+float64(n%10))
+		if ups := d.ClosedSlots(nil); len(ups) < 3 {
+			t.Fatalf("a point at %v made %d updates, want one an archive", at, len(ups))
+		}
+		n++
+	}
+	if a := testing.AllocsPerRun(1000, step); a > 1 {
+		t.Errorf("%v allocations to take the updates of a point", a)
+	}
+}

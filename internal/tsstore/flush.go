@@ -51,9 +51,9 @@ const lateRounds = rra.MaxArchives
 const rawRetryBytes = 24
 
 // slotChunk bounds the slot rows of one statement, and stateChunk the
-// bytes of saved states: a pgx connection keeps the largest parameter
-// buffer it ever encoded for as long as it lives, so big statements would
-// pin memory outside the store's budget (about 60 bytes a slot row).
+// bytes of saved states: a statement's parameters are held whole while it
+// is sent, twice (the encoded arrays, 60 bytes a slot row, and
+// pgconn's Bind message holding a copy), outside the store's budget.
 const (
 	slotChunk  = 20_000
 	stateChunk = 1 << 20
@@ -362,7 +362,7 @@ func (s *Store) writeShare(ctx context.Context, items []flushItem, w int) (int64
 			return err
 		}
 		for _, st := range states {
-			if _, err := tx.Exec(ctx, sqlWriteStates, st.seg, st.pos, st.state); err != nil {
+			if _, err := execEncoded(ctx, tx, stmtWriteStates, st.encode()); err != nil {
 				return fmt.Errorf("writing the state of %d series: %w", len(st.seg), err)
 			}
 		}
@@ -395,7 +395,7 @@ func (r *slotRows) add(x *series, ups []rra.Update) {
 func writeSlotRows(ctx context.Context, tx pgx.Tx, rows []slotRows) (int64, error) {
 	var total int64
 	for _, r := range rows {
-		if _, err := tx.Exec(ctx, sqlWriteSlots, r.bundle, r.seg, r.slot, r.pos, r.time, r.val); err != nil {
+		if _, err := execEncoded(ctx, tx, stmtWriteSlots, r.encode()); err != nil {
 			return total, fmt.Errorf("writing %d archive slots: %w", r.len(), err)
 		}
 		total += int64(r.len())

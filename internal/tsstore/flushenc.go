@@ -1,0 +1,193 @@
+package tsstore
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"math"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+)
+
+// The flush statements take columns of tens of thousands of values as
+// array parameters. Given Go slices, pgx encodes an array element by
+// element through its type map, boxing every element in an interface (a
+// fifth of the daemon's CPU and most of its allocations at a flush), so
+// the flush encodes them itself, straight from its slices into
+// PostgreSQL's binary array form, and runs the statements with the
+// encoded parameters.
+
+// flushStmt is a statement the flush runs with parameters it encodes
+// itself: its name among the connection's prepared statements, its text
+// and the types of its parameters, as the statement's casts fix them.
+type flushStmt struct {
+	name string
+	sql  string
+	oids []uint32
+}
+
+var (
+	stmtWriteSlots = flushStmt{"pgts_flush_write_slots", sqlWriteSlots, []uint32{
+		pgtype.Int4ArrayOID, pgtype.Int8ArrayOID, pgtype.Int4ArrayOID, pgtype.Int4ArrayOID,
+		pgtype.Int8ArrayOID, pgtype.Float8ArrayOID}}
+	stmtWriteStates = flushStmt{"pgts_flush_write_states", sqlWriteStates, []uint32{
+		pgtype.Int8ArrayOID, pgtype.Int4ArrayOID, pgtype.ByteaArrayOID}}
+)
+
+// binaryFormats are the format codes of up to 8 binary parameters.
+var binaryFormats = []int16{1, 1, 1, 1, 1, 1, 1, 1}
+
+// execEncoded runs st in tx with params, each the binary form of its
+// parameter, and returns the rows it affected. The statement is prepared
+// once per connection, under st's name.
+func execEncoded(ctx context.Context, tx pgx.Tx, st flushStmt, params [][]byte) (int64, error) {
+	conn := tx.Conn()
+	sd, err := conn.Prepare(ctx, st.name, st.sql)
+	if err != nil {
+		return 0, err
+	}
+	if len(sd.ParamOIDs) != len(st.oids) || len(params) != len(st.oids) {
+		return 0, fmt.Errorf("statement %q takes %d parameters, given %d", st.name, len(sd.ParamOIDs), len(params))
+	}
+	for i, oid := range sd.ParamOIDs {
+		if oid != st.oids[i] {
+			return 0, fmt.Errorf("statement %q: parameter %d is of type %d, encoded as %d", st.name, i+1, oid, st.oids[i])
+		}
+	}
+	tag, err := conn.PgConn().ExecPrepared(ctx, sd.Name, params, binaryFormats[:len(params)], nil).Close()
+	if err != nil {
+		return 0, err
+	}
+	return tag.RowsAffected(), nil
+}
+
+// arrayHeaderLen is the length of the binary form of a one-dimensional
+// array before its elements: dimensions, flags, element type, then the
+// dimension's length and lower bound.
+const arrayHeaderLen = 20
+
+// appendArrayHeader appends the header of a one-dimensional array of n
+// elements of type elem, hasNull telling whether any is NULL. An empty
+// array is sent as pgx sends it, one dimension of length 0 (PostgreSQL
+// reads it as the empty array).
+func appendArrayHeader(buf []byte, elem uint32, n int, hasNull bool) []byte {
+	flags := uint32(0)
+	if hasNull {
+		flags = 1
+	}
+	buf = binary.BigEndian.AppendUint32(buf, 1)
+	buf = binary.BigEndian.AppendUint32(buf, flags)
+	buf = binary.BigEndian.AppendUint32(buf, elem)
+	buf = binary.BigEndian.AppendUint32(buf, uint32(n))
+	return binary.BigEndian.AppendUint32(buf, 1)
+}
+
+// int4ArrayLen, int8ArrayLen and float8ArrayLen are the lengths of the
+// binary forms of arrays of n elements, none NULL.
+func int4ArrayLen(n int) int   { return arrayHeaderLen + n*(4+4) }
+func int8ArrayLen(n int) int   { return arrayHeaderLen + n*(4+8) }
+func float8ArrayLen(n int) int { return arrayHeaderLen + n*(4+8) }
+
+// appendInt4Array appends the binary form of int4[] holding vs.
+func appendInt4Array(buf []byte, vs []int32) []byte {
+	buf = appendArrayHeader(buf, pgtype.Int4OID, len(vs), false)
+	for _, v := range vs {
+		buf = binary.BigEndian.AppendUint32(buf, 4)
+		buf = binary.BigEndian.AppendUint32(buf, uint32(v))
+	}
+	return buf
+}
+
+// appendInt8Array appends the binary form of int8[] holding vs.
+func appendInt8Array(buf []byte, vs []int64) []byte {
+	buf = appendArrayHeader(buf, pgtype.Int8OID, len(vs), false)
+	for _, v := range vs {
+		buf = binary.BigEndian.AppendUint32(buf, 8)
+		buf = binary.BigEndian.AppendUint64(buf, uint64(v))
+	}
+	return buf
+}
+
+// appendFloat8Array appends the binary form of float8[] holding vs, NULL
+// where null is true (null is nil or as long as vs). Values keep their
+// bits: NaN, infinities and -0 arrive as they are.
+func appendFloat8Array(buf []byte, vs []float64, null []bool) []byte {
+	hasNull := false
+	for _, n := range null {
+		hasNull = hasNull || n
+	}
+	buf = appendArrayHeader(buf, pgtype.Float8OID, len(vs), hasNull)
+	for i, v := range vs {
+		if hasNull && null[i] {
+			buf = binary.BigEndian.AppendUint32(buf, math.MaxUint32) // length -1: NULL
+			continue
+		}
+		buf = binary.BigEndian.AppendUint32(buf, 8)
+		buf = binary.BigEndian.AppendUint64(buf, math.Float64bits(v))
+	}
+	return buf
+}
+
+// byteaArrayLen is the length of the binary form of bytea[] holding vs.
+func byteaArrayLen(vs [][]byte) int {
+	n := arrayHeaderLen
+	for _, v := range vs {
+		n += 4 + len(v)
+	}
+	return n
+}
+
+// appendByteaArray appends the binary form of bytea[] holding vs, NULL
+// where an element is nil (as pgx encodes a nil []byte).
+func appendByteaArray(buf []byte, vs [][]byte) []byte {
+	hasNull := false
+	for _, v := range vs {
+		hasNull = hasNull || v == nil
+	}
+	buf = appendArrayHeader(buf, pgtype.ByteaOID, len(vs), hasNull)
+	for _, v := range vs {
+		if v == nil {
+			buf = binary.BigEndian.AppendUint32(buf, math.MaxUint32)
+			continue
+		}
+		buf = binary.BigEndian.AppendUint32(buf, uint32(len(v)))
+		buf = append(buf, v...)
+	}
+	return buf
+}
+
+// encode returns the binary forms of r's columns, the parameters of
+// sqlWriteSlots, in one allocation.
+func (r *slotRows) encode() [][]byte {
+	n := r.len()
+	buf := make([]byte, 0, 3*int4ArrayLen(n)+2*int8ArrayLen(n)+float8ArrayLen(n))
+	params := make([][]byte, 0, 6)
+	add := func(b []byte) {
+		params = append(params, b[len(buf):len(b):len(b)])
+		buf = b
+	}
+	add(appendInt4Array(buf, r.bundle))
+	add(appendInt8Array(buf, r.seg))
+	add(appendInt4Array(buf, r.slot))
+	add(appendInt4Array(buf, r.pos))
+	add(appendInt8Array(buf, r.time))
+	add(appendFloat8Array(buf, r.val, nil))
+	return params
+}
+
+// encode returns the binary forms of r's columns, the parameters of
+// sqlWriteStates, in one allocation.
+func (r *stateRows) encode() [][]byte {
+	n := len(r.seg)
+	buf := make([]byte, 0, int8ArrayLen(n)+int4ArrayLen(n)+byteaArrayLen(r.state))
+	params := make([][]byte, 0, 3)
+	add := func(b []byte) {
+		params = append(params, b[len(buf):len(b):len(b)])
+		buf = b
+	}
+	add(appendInt8Array(buf, r.seg))
+	add(appendInt4Array(buf, r.pos))
+	add(appendByteaArray(buf, r.state))
+	return params
+}
