@@ -311,16 +311,8 @@ func (s *Sharded) Create(ctx context.Context, spec Spec) (*ShardedRollup, error)
 			if err != nil {
 				return err
 			}
-			if err := readKeyTypes(ctx, pool, r); err != nil {
+			if err := sr.makeStates(ctx, pool, r, p, &cols, &types); err != nil {
 				return err
-			}
-			if _, err := pool.Exec(ctx, fmt.Sprintf("CREATE OR REPLACE VIEW %s AS %s", sr.states(p), r.statesSQL())); err != nil {
-				return fmt.Errorf("making the view of the states of %s: %w", r, err)
-			}
-			if cols == nil {
-				if cols, types, err = statesColumns(ctx, pool, sr.states(p)); err != nil {
-					return err
-				}
 			}
 		}
 		return nil
@@ -552,4 +544,22 @@ func (s *Sharded) Drop(ctx context.Context, r *ShardedRollup) error {
 // OnTable reports whether r aggregates the sharded table schema.name.
 func (r *ShardedRollup) OnTable(schema, name string) bool {
 	return r.TableSchema == schema && r.TableName == name
+}
+
+// makeStates makes (or remakes) the view of the partial states of r, the
+// rollup of partition p on its shard, and reads the view's columns into
+// cols and types when they are not read yet.
+func (s *ShardedRollup) makeStates(ctx context.Context, pool *pgxpool.Pool, r *Rollup, p int, cols, types *[]string) error {
+	if err := readKeyTypes(ctx, pool, r); err != nil {
+		return err
+	}
+	if _, err := pool.Exec(ctx, fmt.Sprintf("CREATE OR REPLACE VIEW %s AS %s", s.states(p), r.statesSQL())); err != nil {
+		return fmt.Errorf("making the view of the states of %s: %w", r, err)
+	}
+	if *cols != nil {
+		return nil
+	}
+	var err error
+	*cols, *types, err = statesColumns(ctx, pool, s.states(p))
+	return err
 }

@@ -101,16 +101,8 @@ func (s *Sharded) Alter(ctx context.Context, sr *ShardedRollup, spec AlterSpec) 
 					return err
 				}
 			}
-			if err := readKeyTypes(ctx, pool, r); err != nil {
+			if err := sr.makeStates(ctx, pool, r, p, &cols, &types); err != nil {
 				return err
-			}
-			if _, err := pool.Exec(ctx, fmt.Sprintf("CREATE OR REPLACE VIEW %s AS %s", sr.states(p), r.statesSQL())); err != nil {
-				return fmt.Errorf("making the view of the states of %s: %w", r, err)
-			}
-			if cols == nil {
-				if cols, types, err = statesColumns(ctx, pool, sr.states(p)); err != nil {
-					return err
-				}
 			}
 		}
 		return nil
