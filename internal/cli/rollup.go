@@ -321,27 +321,23 @@ func newRollupShowCmd(a *app) *cobra.Command {
 // refreshRollups refreshes the given rollups in order (a rollup's source
 // rollup comes before it), reporting each failure and going on.
 func refreshRollups(ctx context.Context, a *app, rs *rollup.Rollups, list []*rollup.Rollup) (failed int) {
-	for _, r := range list {
-		st, err := rs.Refresh(ctx, r)
-		if err != nil {
-			if ctx.Err() != nil {
-				return failed + 1
-			}
-			failed++
-			a.log.Error("rollup refresh failed", "rollup", r.String(), "err", err)
-			continue
-		}
-		a.log.Info("refreshed rollup", "rollup", r.String(), "buckets", st.Buckets, "pairs", st.Pairs, "frozen", st.Frozen,
-			"rows", st.RowsWritten, "watermark", partition.FormatMicros(st.Watermark), "took", st.Took.Round(time.Millisecond))
-	}
-	return failed
+	return refreshEach(ctx, a, list, rs.Refresh, func(st rollup.Stats) []any {
+		return []any{"watermark", partition.FormatMicros(st.Watermark)}
+	})
 }
 
 // refreshSharded refreshes rollups of sharded tables in order, on every
 // shard, reporting each failure (naming the shard) and going on.
 func refreshSharded(ctx context.Context, a *app, srs *rollup.Sharded, list []*rollup.ShardedRollup) (failed int) {
+	return refreshEach(ctx, a, list, srs.Refresh, func(rollup.Stats) []any { return []any{"sharded", true} })
+}
+
+// refreshEach refreshes each rollup of list with refresh, logging what it
+// did (with extra's fields) or its failure, and counts the failures; it
+// stops when ctx is done.
+func refreshEach[R fmt.Stringer](ctx context.Context, a *app, list []R, refresh func(context.Context, R) (rollup.Stats, error), extra func(rollup.Stats) []any) (failed int) {
 	for _, r := range list {
-		st, err := srs.Refresh(ctx, r)
+		st, err := refresh(ctx, r)
 		if err != nil {
 			if ctx.Err() != nil {
 				return failed + 1
@@ -350,8 +346,10 @@ func refreshSharded(ctx context.Context, a *app, srs *rollup.Sharded, list []*ro
 			a.log.Error("rollup refresh failed", "rollup", r.String(), "err", err)
 			continue
 		}
-		a.log.Info("refreshed rollup", "rollup", r.String(), "sharded", true, "buckets", st.Buckets, "pairs", st.Pairs, "frozen", st.Frozen,
+		attrs := append([]any{"rollup", r.String()}, extra(st)...)
+		attrs = append(attrs, "buckets", st.Buckets, "pairs", st.Pairs, "frozen", st.Frozen,
 			"rows", st.RowsWritten, "took", st.Took.Round(time.Millisecond))
+		a.log.Info("refreshed rollup", attrs...)
 	}
 	return failed
 }
