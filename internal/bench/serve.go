@@ -167,16 +167,11 @@ func RunServe(ctx context.Context, s ServeScenario, onStep func(ServeStep)) (Ser
 	if err := s.Validate(); err != nil {
 		return res, err
 	}
-	pool, err := pg.NewPool(ctx, s.ConnString, 2)
+	pool, postmaster, err := servePool(ctx, s.ConnString)
 	if err != nil {
 		return res, err
 	}
 	defer pool.Close()
-	var backend int
-	if err := pool.QueryRow(ctx, "SELECT pg_backend_pid()").Scan(&backend); err != nil {
-		return res, err
-	}
-	postmaster := PostmasterOf(backend)
 	for _, n := range s.Series {
 		res.Best[strconv.Itoa(n)] = 0
 		for _, rate := range s.Rates {
@@ -588,4 +583,19 @@ func TreePSS(root int) int64 {
 		}
 	}
 	return total
+}
+
+// servePool opens the pool a serve benchmark reads the archives through,
+// and finds the postmaster whose processes' CPU it counts.
+func servePool(ctx context.Context, conn string) (*pgxpool.Pool, int, error) {
+	pool, err := pg.NewPool(ctx, conn, 2)
+	if err != nil {
+		return nil, 0, err
+	}
+	var backend int
+	if err := pool.QueryRow(ctx, "SELECT pg_backend_pid()").Scan(&backend); err != nil {
+		pool.Close()
+		return nil, 0, err
+	}
+	return pool, PostmasterOf(backend), nil
 }

@@ -15,7 +15,6 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/pgts/pgts/internal/blast"
-	"github.com/pgts/pgts/internal/pg"
 )
 
 // Systems of a side-by-side run.
@@ -130,16 +129,11 @@ func RunServeVersus(ctx context.Context, v ServeVersus, onRun func(VersusRun)) (
 	if err != nil {
 		return res, fmt.Errorf("step %q: %w", s.Step, err)
 	}
-	pool, err := pg.NewPool(ctx, s.ConnString, 2)
+	pool, postmaster, err := servePool(ctx, s.ConnString)
 	if err != nil {
 		return res, err
 	}
 	defer pool.Close()
-	var backend int
-	if err := pool.QueryRow(ctx, "SELECT pg_backend_pid()").Scan(&backend); err != nil {
-		return res, err
-	}
-	postmaster := PostmasterOf(backend)
 	for _, n := range s.Series {
 		for _, rate := range s.Rates {
 			if rate > float64(n) {
