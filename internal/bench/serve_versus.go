@@ -382,8 +382,12 @@ func WriteVersusTable(w io.Writer, res VersusResult) error {
 			continue
 		}
 		tw := &errWriter{w: w}
-		tw.printf("%s series @ %s points/s, %s s window, %s, medians of %d repeats (interleaved)\n",
-			commasF(float64(p.Series)), commasF(p.Rate), strconv.FormatFloat(res.WindowS, 'f', -1, 64), cond, p.Runs)
+		runs := "one run each"
+		if p.Runs > 1 {
+			runs = "medians of " + strconv.Itoa(p.Runs) + " repeats (interleaved)"
+		}
+		tw.printf("%s series @ %s points/s, %s s window, %s, %s\n",
+			commasF(float64(p.Series)), commasF(p.Rate), strconv.FormatFloat(res.WindowS, 'f', -1, 64), cond, runs)
 		tw.printf("\n| measure | pgts serve (+ PostgreSQL) | VictoriaMetrics | pgts/VM |\n| --- | ---: | ---: | ---: |\n")
 		row := func(name string, a, b float64, f func(float64) string) {
 			ratio := "-"

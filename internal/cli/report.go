@@ -16,9 +16,10 @@ func newReportCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "report DIR...",
 		Short: "Render benchmark results as text tables, PNG charts and one HTML page",
-		Long: `Read the results (load.json, insert.json, serve.json, events.json) of one or more directories written
-by pgts bench, print the verdict and the text tables, and write report.txt, the
-PNG charts and report.html (self-contained: the charts are embedded) into --out.
+		Long: `Read the results (load.json, insert.json, serve.json, events.json,
+versus.json) of one or more directories written by pgts bench, print the
+verdict and the text tables, and write report.txt, the PNG charts and
+report.html (self-contained: the charts are embedded) into --out.
 
 The verdict opens both: one sentence per comparison the results allow, with its
 ratio, the spread of that ratio over the repeats (each repeat's run against the

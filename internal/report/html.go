@@ -200,7 +200,7 @@ those pairs' ratios, its spread their lowest and highest; "one run" has no sprea
 `))
 
 // resultFiles are the JSON files a results directory may hold.
-var resultFiles = []string{"load.json", "insert.json", "serve.json", "events.json"}
+var resultFiles = []string{"load.json", "insert.json", "serve.json", "events.json", "versus.json"}
 
 // WriteHTML writes one self-contained page: the verdict, the command
 // lines, machines and server settings with links to the raw results, the
@@ -220,7 +220,7 @@ func WriteHTML(w io.Writer, srcs []Source, tbl []block, charts []Chart, command,
 		ps := pageSource{Label: s.Label, Dir: s.Dir, Commands: s.Commands(), Complete: true}
 		var m bench.Machine
 		has := map[string]bool{"load.json": s.Load != nil, "insert.json": s.Insert != nil, "serve.json": s.Serve != nil,
-			"events.json": s.Events != nil}
+			"events.json": s.Events != nil, "versus.json": s.Versus != nil}
 		if s.Load != nil {
 			m, ps.Complete = s.Load.Machine, s.Load.Complete
 		}
@@ -232,6 +232,9 @@ func WriteHTML(w io.Writer, srcs []Source, tbl []block, charts []Chart, command,
 		}
 		if s.Events != nil {
 			m, ps.Complete = s.Events.Machine, ps.Complete && s.Events.Complete
+		}
+		if s.Versus != nil {
+			m, ps.Complete = s.Versus.Machine, ps.Complete && s.Versus.Result.Complete
 		}
 		for _, f := range resultFiles {
 			if has[f] {

@@ -4,7 +4,8 @@
 //
 // Glossary:
 //
-//	source    one results directory: its load.json, insert.json, serve.json and/or events.json
+//	source    one results directory: its load.json, insert.json, serve.json,
+//	          events.json and/or versus.json
 //	label     a source's name in tables and legends: its directory's base name
 //	entry     one row of a table: a store/loader/workers combination of a
 //	          load source, or an insert step of an insert source
@@ -45,6 +46,15 @@ type ServeFile struct {
 	Machine bench.Machine     `json:"machine"`
 }
 
+// VersusFile is the content of versus.json: pgts serve beside
+// VictoriaMetrics (`pgts bench serve --vm`).
+type VersusFile struct {
+	Kind    string             `json:"kind"`
+	Result  bench.VersusResult `json:"result"`
+	Command string             `json:"command"`
+	Machine bench.Machine      `json:"machine"`
+}
+
 // Source is one results directory.
 type Source struct {
 	Dir    string
@@ -53,6 +63,7 @@ type Source struct {
 	Insert *bench.InsertResult // nil without insert.json
 	Serve  *ServeFile          // nil without serve.json
 	Events *bench.EventsResult // nil without events.json
+	Versus *VersusFile         // nil without versus.json
 }
 
 // Commands lists the command lines that produced the source's results.
@@ -70,11 +81,14 @@ func (s Source) Commands() []string {
 	if s.Events != nil && s.Events.Command != "" {
 		out = append(out, s.Events.Command)
 	}
+	if s.Versus != nil && s.Versus.Command != "" {
+		out = append(out, s.Versus.Command)
+	}
 	return out
 }
 
 // Read loads the results of every directory. A directory with none of
-// load.json, insert.json, serve.json and events.json is an error; so is a file that does not parse.
+// load.json, insert.json, serve.json, events.json and versus.json is an error; so is a file that does not parse.
 // Labels are the directories' base names, made unique with a suffix.
 func Read(dirs []string) ([]Source, error) {
 	if len(dirs) == 0 {
@@ -120,8 +134,16 @@ func Read(dirs []string) ([]Source, error) {
 		if okEvents {
 			s.Events = &ev
 		}
-		if !okLoad && !okIns && !okServe && !okEvents {
-			return nil, fmt.Errorf("results directory %q: no load.json, insert.json, serve.json or events.json", d)
+		var vf VersusFile
+		okVersus, err := readJSON(filepath.Join(d, "versus.json"), &vf)
+		if err != nil {
+			return nil, err
+		}
+		if okVersus {
+			s.Versus = &vf
+		}
+		if !okLoad && !okIns && !okServe && !okEvents && !okVersus {
+			return nil, fmt.Errorf("results directory %q: no load.json, insert.json, serve.json, events.json or versus.json", d)
 		}
 		out = append(out, s)
 	}

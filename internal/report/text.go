@@ -141,6 +141,13 @@ func WriteText(w io.Writer, srcs []Source, base string) error {
 		if s.Events != nil {
 			sections = append(sections, func(w io.Writer) { writeEvents(w, s.Label, *s.Events) })
 		}
+		if s.Versus != nil {
+			sections = append(sections, func(w io.Writer) {
+				fmt.Fprintf(w, "Metrics daemon beside VictoriaMetrics, %s:\n\n", s.Label)
+				// errWriter keeps the error; WriteVersusTable's own is the same one.
+				_ = bench.WriteVersusTable(w, s.Versus.Result)
+			})
+		}
 	}
 	ew := &errWriter{w: w}
 	for i, f := range sections {

@@ -25,6 +25,8 @@ import (
 //	         first insert source's
 //	events   inserts/s of each store against the first store's; each
 //	         store's end/start
+//	versus   pgts serve against VictoriaMetrics at each series count and
+//	         rate: acknowledged points/s, CPU per point, RSS per series
 //
 // A repeat's ratio pairs the runs of the same repeat number (runs are
 // interleaved, so they ran next to each other); the ratio stated is the
@@ -94,7 +96,90 @@ func Verdicts(srcs []Source) []Verdict {
 			events = append(events, src)
 		}
 	}
-	return append(out, eventsVerdicts(events)...)
+	out = append(out, eventsVerdicts(events)...)
+	for _, src := range srcs {
+		if src.Versus != nil {
+			out = append(out, versusVerdicts(src.Label, src.Versus.Result)...)
+		}
+	}
+	return out
+}
+
+// versusVerdicts compares pgts serve with VictoriaMetrics at each series
+// count and offered rate: a repeat's ratio pairs the two systems' runs of
+// that repeat.
+func versusVerdicts(label string, res bench.VersusResult) []Verdict {
+	type key struct {
+		series int
+		rate   float64
+	}
+	type pair struct{ p, v *bench.VersusRun }
+	var keys []key
+	byRepeat := map[key]map[int]*pair{}
+	for i := range res.Runs {
+		r := &res.Runs[i]
+		k := key{r.Series, r.Rate}
+		if byRepeat[k] == nil {
+			byRepeat[k] = map[int]*pair{}
+			keys = append(keys, k)
+		}
+		pr := byRepeat[k][r.Repeat]
+		if pr == nil {
+			pr = &pair{}
+			byRepeat[k][r.Repeat] = pr
+		}
+		if r.System == bench.SystemPgts {
+			pr.p = r
+		} else {
+			pr.v = r
+		}
+	}
+	cond := ""
+	if res.Contention {
+		cond = " with one core kept busy"
+	}
+	var out []Verdict
+	for _, k := range keys {
+		reps := make([]int, 0, len(byRepeat[k]))
+		for rep := range byRepeat[k] {
+			reps = append(reps, rep)
+		}
+		slices.Sort(reps)
+		ratios := func(f func(bench.VersusRun) float64) []float64 {
+			var rs []float64
+			for _, rep := range reps {
+				pr := byRepeat[k][rep]
+				if pr.p == nil || pr.v == nil || f(*pr.v) == 0 {
+					continue
+				}
+				rs = append(rs, f(*pr.p)/f(*pr.v))
+			}
+			return rs
+		}
+		at := fmt.Sprintf("At %s series and %s points/s offered%s", group(float64(k.series)), group(k.rate), cond)
+		mk := func(measure string, f func(bench.VersusRun) float64, sentence func(Verdict) string) {
+			rs := ratios(f)
+			if len(rs) == 0 {
+				return
+			}
+			v := Verdict{Source: label, Subject: "pgts serve", Base: "VictoriaMetrics", Measure: measure, Ratio: bench.Median(rs)}
+			if len(rs) > 1 {
+				v.Repeats = rs
+			}
+			v.Sentence = sentence(v)
+			out = append(out, v)
+		}
+		mk("acked points/s", func(r bench.VersusRun) float64 { return r.AckedRate }, func(v Verdict) string {
+			return fmt.Sprintf("%s, pgts serve acknowledged %s the points/s of VictoriaMetrics %s.", at, times(v.Ratio), v.spreadText())
+		})
+		mk("CPU µs/point", bench.VersusRun.CPUPerPoint, func(v Verdict) string {
+			return fmt.Sprintf("%s, pgts serve (with its PostgreSQL) used %s the CPU per point of VictoriaMetrics %s.", at, times(v.Ratio), v.spreadText())
+		})
+		mk("RSS after the quiet time", func(r bench.VersusRun) float64 { return float64(r.QuietRSS) }, func(v Verdict) string {
+			return fmt.Sprintf("%s, pgts serve's RSS after the quiet time was %s VictoriaMetrics' (its PostgreSQL's memory not counted) %s.", at, times(v.Ratio), v.spreadText())
+		})
+	}
+	return out
 }
 
 // loadVerdicts compares the stores and the loaders of one load source.
