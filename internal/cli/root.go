@@ -67,10 +67,13 @@ func NewRoot(env Env) *cobra.Command {
 	a.log = slog.New(newLogHandler(env.Stderr, &a.logLevel))
 	root := &cobra.Command{
 		Use:   "pgts",
-		Short: "Time series on stock PostgreSQL: self-partitioning tables, fast loading, metrics, benchmarks",
+		Short: "Time series on stock PostgreSQL: self-partitioning tables, fast loading, rollups, metrics, benchmarks",
 		Long: `pgts makes stock PostgreSQL (13 or newer, no extension) a time-series store:
-tables partitioned by time that manage themselves, bulk loading over parallel
-binary COPY, and a benchmark harness.
+tables partitioned by time that manage themselves and accept rows from any SQL
+client, bulk loading over parallel binary COPY, rollups kept fresh (continuous
+aggregates), query helpers in SQL (pgts.time_bucket, gap filling, first/last),
+a metrics daemon with a Graphite render API, sharding over postgres_fdw, and a
+benchmark harness.
 
 Every command connects to, in this order: --db, DATABASE_URL, the libpq
 variables (PGHOST, PGPORT, PGDATABASE, PGUSER, PGSERVICE, with PGPASSWORD,
