@@ -305,3 +305,84 @@ func TestGapfillTimestampAndInteger(t *testing.T) {
 		t.Fatalf("timestamptz, timestamp and bigint gap filling differ (%d interpolated buckets):\n%v\n%v\n%v", interpolated, want, ts, ints)
 	}
 }
+
+// TestGapfillWindowAggregatesNotSQL: the window aggregates of the
+// documented gap-filling query (pgts.locf, pgts.known) have transition
+// functions that are not LANGUAGE sql. PostgreSQL never inlines an
+// aggregate's transition function; a LANGUAGE sql one starts an executor
+// for every call (about 5 µs on the benchmark host, where a PL/pgSQL
+// RETURN takes about 1 µs), and pgts.known is called for every bucket,
+// twice in the documented query (1,440 calls for 720 buckets). Such calls
+// are not counted in pg_stat_user_functions either, so the test reads
+// the catalog. pgts.known still yields NULL (not a row of NULLs) before
+// the first known point, so that coalesce(pgts.known(...) OVER w,
+// ROW(...)) gives a default, and the query's values stay those of the
+// differential test.
+func TestGapfillWindowAggregatesNotSQL(t *testing.T) {
+	conn := connect(t)
+	ctx := context.Background()
+	rows, err := conn.Query(ctx, `SELECT a.aggfnoid::regprocedure::text, f.proname::text, l.lanname::text
+		FROM pg_aggregate a JOIN pg_proc p ON p.oid = a.aggfnoid JOIN pg_proc f ON f.oid = a.aggtransfn
+		JOIN pg_language l ON l.oid = f.prolang
+		WHERE p.pronamespace = 'pgts'::regnamespace AND p.proname IN ('locf', 'known')
+		ORDER BY 1`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	n := 0
+	for rows.Next() {
+		var agg, fn, lang string
+		if err := rows.Scan(&agg, &fn, &lang); err != nil {
+			t.Fatal(err)
+		}
+		n++
+		if lang == "sql" {
+			t.Errorf("%s: transition function %s is LANGUAGE sql (an executor per row)", agg, fn)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if n != 4 { // locf(anyelement), known of timestamptz, timestamp, bigint
+		t.Errorf("%d aggregates named locf or known, want 4", n)
+	}
+	rows.Close()
+
+	if _, err := conn.Exec(ctx, `CREATE TABLE gf (time timestamptz NOT NULL, device int NOT NULL, v float8) PARTITION BY RANGE (time);
+		CREATE TABLE gf_default PARTITION OF gf DEFAULT;
+		CREATE TABLE gf_1 PARTITION OF gf FOR VALUES FROM ('2024-03-01 00:00+00') TO ('2024-03-02 00:00+00');
+		CREATE TABLE gf_2 PARTITION OF gf FOR VALUES FROM ('2024-03-02 00:00+00') TO ('2024-03-03 00:00+00');
+		CREATE INDEX ON gf (device, time) INCLUDE (v);
+		INSERT INTO gf SELECT timestamptz '2024-03-01 05:00+00' + h * interval '1 hour' + m * interval '10 minutes', d, h * 10 + m
+			FROM generate_series(0, 40, 4) AS h, generate_series(0, 5) AS m, generate_series(1, 3) AS d;
+		ANALYZE gf`); err != nil {
+		t.Fatal(err)
+	}
+	var buckets, filled, carried, nullPrev, nullNext int
+	if err := conn.QueryRow(ctx, `
+		SELECT count(*), count(i), count(l), count(*) FILTER (WHERE kp::text IS NULL), count(*) FILTER (WHERE kn::text IS NULL) FROM (
+			SELECT b.bucket, pgts.locf(a.v) OVER w AS l,
+				pgts.known(a.v, b.bucket) OVER w AS kp,
+				pgts.known(a.v, b.bucket) OVER (ORDER BY b.bucket DESC) AS kn,
+				pgts.interpolate(a.v, b.bucket, pgts.known(a.v, b.bucket) OVER w,
+					pgts.known(a.v, b.bucket) OVER (ORDER BY b.bucket DESC)) AS i
+			FROM pgts.buckets('1 hour', '2024-03-01 00:00+00', '2024-03-03 00:00+00') AS b(bucket)
+			LEFT JOIN (
+				SELECT pgts.time_bucket('1 hour', time) AS bucket, avg(v) AS v
+				FROM gf
+				WHERE device = 2 AND time >= '2024-03-01 00:00+00' AND time < '2024-03-03 00:00+00'
+				GROUP BY 1
+			) AS a USING (bucket)
+			WINDOW w AS (ORDER BY b.bucket)
+		) AS q`).Scan(&buckets, &filled, &carried, &nullPrev, &nullNext); err != nil {
+		t.Fatal(err)
+	}
+	// 48 buckets; known points at hours 5, 9, ..., 45: interpolated from
+	// 5 to 45 (41 buckets), carried forward from 5 (43), no known point
+	// before hours 0-4 (5) nor after hours 46-47 (2).
+	if buckets != 48 || filled != 41 || carried != 43 || nullPrev != 5 || nullNext != 2 {
+		t.Errorf("%d buckets, %d interpolated, %d carried forward, %d and %d without a known point before and after; want 48, 41, 43, 5, 2",
+			buckets, filled, carried, nullPrev, nullNext)
+	}
+}
