@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // TestGapfillDifferential: the documented gap-filling query (every
@@ -384,5 +386,100 @@ func TestGapfillWindowAggregatesNotSQL(t *testing.T) {
 	if buckets != 48 || filled != 41 || carried != 43 || nullPrev != 5 || nullNext != 2 {
 		t.Errorf("%d buckets, %d interpolated, %d carried forward, %d and %d without a known point before and after; want 48, 41, 43, 5, 2",
 			buckets, filled, carried, nullPrev, nullNext)
+	}
+}
+
+// TestGapfillPrunesAtPlanTime: the documented gap-filling query plans
+// only the partitions of its range when its bounds are constants at
+// planning, literals (Grafana's $__timeFilter and $__timeFrom() give
+// them) or parameters bound by the client; partitions outside the range
+// are neither planned nor opened. With a bound computed in the query
+// (now() - interval '30 days': timestamptz minus interval is STABLE)
+// PostgreSQL plans every partition of the table and removes those
+// outside the range only when the executor starts ("Subplans Removed"),
+// so planning grows with the table's whole history: docs/sql.md
+// recommends bounds computed by the client.
+func TestGapfillPrunesAtPlanTime(t *testing.T) {
+	conn := connect(t)
+	ctx := context.Background()
+	var b strings.Builder
+	b.WriteString(`CREATE TABLE gp (time timestamptz NOT NULL, device int NOT NULL, v float8) PARTITION BY RANGE (time);
+		CREATE TABLE gp_default PARTITION OF gp DEFAULT;
+		CREATE INDEX ON gp (device, time) INCLUDE (v);
+		CREATE INDEX ON gp (time);`)
+	for d := 1; d <= 12; d++ {
+		fmt.Fprintf(&b, "CREATE TABLE gp_%02d PARTITION OF gp FOR VALUES FROM ('2024-03-%02d 00:00+00') TO ('2024-03-%02d 00:00+00');\n", d, d, d+1)
+	}
+	b.WriteString(`INSERT INTO gp SELECT timestamptz '2024-03-01 00:00+00' + m * interval '20 minutes', d, m
+			FROM generate_series(0, 12 * 72 - 1) AS m, generate_series(1, 3) AS d;
+		ANALYZE gp`)
+	if _, err := conn.Exec(ctx, b.String()); err != nil {
+		t.Fatal(err)
+	}
+	const shape = `EXPLAIN (COSTS OFF)
+		SELECT b.bucket, a.v, pgts.locf(a.v) OVER w,
+			pgts.interpolate(a.v, b.bucket, pgts.known(a.v, b.bucket) OVER w, pgts.known(a.v, b.bucket) OVER (ORDER BY b.bucket DESC))
+		FROM pgts.buckets('1 hour', %[1]s, %[2]s) AS b(bucket)
+		LEFT JOIN (
+			SELECT pgts.time_bucket('1 hour', time) AS bucket, avg(v) AS v
+			FROM gp WHERE device = 2 AND time >= %[1]s AND time < %[2]s
+			GROUP BY 1
+		) AS a USING (bucket)
+		WINDOW w AS (ORDER BY b.bucket)
+		ORDER BY b.bucket`
+	plan := func(sql string, args ...any) string {
+		t.Helper()
+		rows, err := conn.Query(ctx, sql, append([]any{pgx.QueryExecModeExec}, args...)...)
+		if err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+		defer rows.Close()
+		var p strings.Builder
+		for rows.Next() {
+			var line string
+			if err := rows.Scan(&line); err != nil {
+				t.Fatal(err)
+			}
+			p.WriteString(line + "\n")
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
+		return p.String()
+	}
+	scanned := func(p string) []string {
+		var parts []string // the relation after "on" in "Seq Scan on gp_04 gp_1"
+		f := strings.Fields(p)
+		for i := 1; i < len(f); i++ {
+			if f[i-1] == "on" && strings.HasPrefix(f[i], "gp_") && !slices.Contains(parts, f[i]) {
+				parts = append(parts, f[i])
+			}
+		}
+		slices.Sort(parts)
+		return parts
+	}
+	// 2024-03-04 12:00 to 2024-03-07 12:00: the partitions of days 4 to 7
+	// (the DEFAULT partition holds no time of the range).
+	want := []string{"gp_04", "gp_05", "gp_06", "gp_07"}
+	for _, c := range []struct {
+		name string
+		sql  string
+		args []any
+	}{
+		{"literal bounds", fmt.Sprintf(shape, `'2024-03-04 12:00+00'`, `'2024-03-07 12:00+00'`), nil},
+		{"bound parameters", fmt.Sprintf(shape, `$1::timestamptz`, `$2::timestamptz`),
+			[]any{time.Date(2024, 3, 4, 12, 0, 0, 0, time.UTC), time.Date(2024, 3, 7, 12, 0, 0, 0, time.UTC)}},
+	} {
+		p := plan(c.sql, c.args...)
+		if got := scanned(p); !slices.Equal(got, want) || strings.Contains(p, "Subplans Removed") {
+			t.Errorf("%s: the plan reads partitions %v, want %v, all pruned at planning:\n%s", c.name, got, want, p)
+		}
+	}
+	// A bound computed in the query: every partition below the upper
+	// bound planned, those outside the range (days 1 to 3, DEFAULT)
+	// removed at executor start.
+	p := plan(fmt.Sprintf(shape, `timestamptz '2024-03-07 12:00+00' - interval '3 days'`, `'2024-03-07 12:00+00'`))
+	if got := scanned(p); !slices.Equal(got, want) || !strings.Contains(p, "Subplans Removed: 4") {
+		t.Errorf("computed lower bound: the plan reads partitions %v, want %v, and 4 (the days before, DEFAULT) removed at executor start:\n%s", got, want, p)
 	}
 }
