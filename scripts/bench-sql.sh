@@ -12,7 +12,8 @@
 #                LIMIT 1 documented before (with a DEFAULT partition,
 #                PostgreSQL merges all partitions for it)
 #   gapfill      an hourly series of one device over 30 days with locf and
-#                interpolate (pgts.buckets LEFT JOIN the grouped rows), goal
+#                interpolate (pgts.buckets LEFT JOIN the grouped rows, the
+#                range's bounds as literals), goal
 #                ≤ 20 ms warm: gapfill_cov reads the rows through the
 #                covering index (device, time) INCLUDE (data1) on vacuumed
 #                partitions (index-only scans), the recommended recipe;
@@ -78,13 +79,16 @@ if [ "$(psql_q -c "SELECT to_regclass('$COV') IS NULL")" = t ]; then
 fi
 tmin=$(psql_q -c "SELECT min(time) FROM $T")
 tmax=$(psql_q -c "SELECT max(time) FROM $T")
+# The gap-filled series' range as literals, as docs/sql.md recommends (a
+# bound computed in the query would keep the planner from pruning with it).
+tlo=$(psql_q -c "SELECT timestamptz '$tmax' - interval '30 days'")
 
 declare -A SQL
 SQL[time_bucket]="SELECT pgts.time_bucket('1 hour', time) AS b, device, avg(data1) FROM $T GROUP BY 1, 2"
 SQL[date_bin]="SELECT date_bin('1 hour', time, '2000-01-03') AS b, device, avg(data1) FROM $T GROUP BY 1, 2"
 SQL[latest_fn]="SELECT device, time, data1 FROM pgts.latest(NULL::$T, 'device', (SELECT array_agg(g) FROM generate_series(1, 1000) AS g))"
 SQL[latest]="SELECT d.device, l.time, l.data1 FROM generate_series(1, 1000) AS d(device) CROSS JOIN LATERAL (SELECT time, data1 FROM $T c WHERE c.device = d.device ORDER BY time DESC LIMIT 1) AS l"
-SQL[gapfill]="SELECT b.bucket, a.v, pgts.locf(a.v) OVER w, pgts.interpolate(a.v, b.bucket, pgts.known(a.v, b.bucket) OVER w, pgts.known(a.v, b.bucket) OVER (ORDER BY b.bucket DESC)) FROM pgts.buckets('1 hour', timestamptz '$tmax' - interval '30 days', timestamptz '$tmax') AS b(bucket) LEFT JOIN (SELECT pgts.time_bucket('1 hour', time) AS bucket, avg(data1) AS v FROM $T WHERE device = 7 AND time >= timestamptz '$tmax' - interval '30 days' AND time < timestamptz '$tmax' GROUP BY 1) AS a USING (bucket) WINDOW w AS (ORDER BY b.bucket) ORDER BY 1"
+SQL[gapfill]="SELECT b.bucket, a.v, pgts.locf(a.v) OVER w, pgts.interpolate(a.v, b.bucket, pgts.known(a.v, b.bucket) OVER w, pgts.known(a.v, b.bucket) OVER (ORDER BY b.bucket DESC)) FROM pgts.buckets('1 hour', '$tlo', '$tmax') AS b(bucket) LEFT JOIN (SELECT pgts.time_bucket('1 hour', time) AS bucket, avg(data1) AS v FROM $T WHERE device = 7 AND time >= '$tlo' AND time < '$tmax' GROUP BY 1) AS a USING (bucket) WINDOW w AS (ORDER BY b.bucket) ORDER BY 1"
 SQL[gapfill_cov]=${SQL[gapfill]}
 SQL[last]="SELECT device, pgts.last(data1, time) FROM $T WHERE time >= timestamptz '$tmax' - interval '1 hour' GROUP BY device"
 SQL[calibration]="SELECT count(*) FROM generate_series(1, 1000000)"
