@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // TestGapfillDifferential: the documented gap-filling query (every
@@ -303,5 +305,181 @@ func TestGapfillTimestampAndInteger(t *testing.T) {
 	}
 	if len(want) < 50 || interpolated < 10 || !slices.Equal(ts, want) || !slices.Equal(ints, want) {
 		t.Fatalf("timestamptz, timestamp and bigint gap filling differ (%d interpolated buckets):\n%v\n%v\n%v", interpolated, want, ts, ints)
+	}
+}
+
+// TestGapfillWindowAggregatesNotSQL: the window aggregates of the
+// documented gap-filling query (pgts.locf, pgts.known) have transition
+// functions that are not LANGUAGE sql. PostgreSQL never inlines an
+// aggregate's transition function; a LANGUAGE sql one starts an executor
+// for every call (about 5 µs on the benchmark host, where a PL/pgSQL
+// RETURN takes about 1 µs), and pgts.known is called for every bucket,
+// twice in the documented query (1,440 calls for 720 buckets). Such calls
+// are not counted in pg_stat_user_functions either, so the test reads
+// the catalog. pgts.known still yields NULL (not a row of NULLs) before
+// the first known point, so that coalesce(pgts.known(...) OVER w,
+// ROW(...)) gives a default, and the query's values stay those of the
+// differential test.
+func TestGapfillWindowAggregatesNotSQL(t *testing.T) {
+	conn := connect(t)
+	ctx := context.Background()
+	rows, err := conn.Query(ctx, `SELECT a.aggfnoid::regprocedure::text, f.proname::text, l.lanname::text
+		FROM pg_aggregate a JOIN pg_proc p ON p.oid = a.aggfnoid JOIN pg_proc f ON f.oid = a.aggtransfn
+		JOIN pg_language l ON l.oid = f.prolang
+		WHERE p.pronamespace = 'pgts'::regnamespace AND p.proname IN ('locf', 'known')
+		ORDER BY 1`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	n := 0
+	for rows.Next() {
+		var agg, fn, lang string
+		if err := rows.Scan(&agg, &fn, &lang); err != nil {
+			t.Fatal(err)
+		}
+		n++
+		if lang == "sql" {
+			t.Errorf("%s: transition function %s is LANGUAGE sql (an executor per row)", agg, fn)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if n != 4 { // locf(anyelement), known of timestamptz, timestamp, bigint
+		t.Errorf("%d aggregates named locf or known, want 4", n)
+	}
+	rows.Close()
+
+	if _, err := conn.Exec(ctx, `CREATE TABLE gf (time timestamptz NOT NULL, device int NOT NULL, v float8) PARTITION BY RANGE (time);
+		CREATE TABLE gf_default PARTITION OF gf DEFAULT;
+		CREATE TABLE gf_1 PARTITION OF gf FOR VALUES FROM ('2024-03-01 00:00+00') TO ('2024-03-02 00:00+00');
+		CREATE TABLE gf_2 PARTITION OF gf FOR VALUES FROM ('2024-03-02 00:00+00') TO ('2024-03-03 00:00+00');
+		CREATE INDEX ON gf (device, time) INCLUDE (v);
+		INSERT INTO gf SELECT timestamptz '2024-03-01 05:00+00' + h * interval '1 hour' + m * interval '10 minutes', d, h * 10 + m
+			FROM generate_series(0, 40, 4) AS h, generate_series(0, 5) AS m, generate_series(1, 3) AS d;
+		ANALYZE gf`); err != nil {
+		t.Fatal(err)
+	}
+	var buckets, filled, carried, nullPrev, nullNext int
+	if err := conn.QueryRow(ctx, `
+		SELECT count(*), count(i), count(l), count(*) FILTER (WHERE kp::text IS NULL), count(*) FILTER (WHERE kn::text IS NULL) FROM (
+			SELECT b.bucket, pgts.locf(a.v) OVER w AS l,
+				pgts.known(a.v, b.bucket) OVER w AS kp,
+				pgts.known(a.v, b.bucket) OVER (ORDER BY b.bucket DESC) AS kn,
+				pgts.interpolate(a.v, b.bucket, pgts.known(a.v, b.bucket) OVER w,
+					pgts.known(a.v, b.bucket) OVER (ORDER BY b.bucket DESC)) AS i
+			FROM pgts.buckets('1 hour', '2024-03-01 00:00+00', '2024-03-03 00:00+00') AS b(bucket)
+			LEFT JOIN (
+				SELECT pgts.time_bucket('1 hour', time) AS bucket, avg(v) AS v
+				FROM gf
+				WHERE device = 2 AND time >= '2024-03-01 00:00+00' AND time < '2024-03-03 00:00+00'
+				GROUP BY 1
+			) AS a USING (bucket)
+			WINDOW w AS (ORDER BY b.bucket)
+		) AS q`).Scan(&buckets, &filled, &carried, &nullPrev, &nullNext); err != nil {
+		t.Fatal(err)
+	}
+	// 48 buckets; known points at hours 5, 9, ..., 45: interpolated from
+	// 5 to 45 (41 buckets), carried forward from 5 (43), no known point
+	// before hours 0-4 (5) nor after hours 46-47 (2).
+	if buckets != 48 || filled != 41 || carried != 43 || nullPrev != 5 || nullNext != 2 {
+		t.Errorf("%d buckets, %d interpolated, %d carried forward, %d and %d without a known point before and after; want 48, 41, 43, 5, 2",
+			buckets, filled, carried, nullPrev, nullNext)
+	}
+}
+
+// TestGapfillPrunesAtPlanTime: the documented gap-filling query plans
+// only the partitions of its range when its bounds are constants at
+// planning, literals (Grafana's $__timeFilter and $__timeFrom() give
+// them) or parameters bound by the client; partitions outside the range
+// are neither planned nor opened. With a bound computed in the query
+// (now() - interval '30 days': timestamptz minus interval is STABLE)
+// PostgreSQL plans every partition of the table and removes those
+// outside the range only when the executor starts ("Subplans Removed"),
+// so planning grows with the table's whole history: docs/sql.md
+// recommends bounds computed by the client.
+func TestGapfillPrunesAtPlanTime(t *testing.T) {
+	conn := connect(t)
+	ctx := context.Background()
+	var b strings.Builder
+	b.WriteString(`CREATE TABLE gp (time timestamptz NOT NULL, device int NOT NULL, v float8) PARTITION BY RANGE (time);
+		CREATE TABLE gp_default PARTITION OF gp DEFAULT;
+		CREATE INDEX ON gp (device, time) INCLUDE (v);
+		CREATE INDEX ON gp (time);`)
+	for d := 1; d <= 12; d++ {
+		fmt.Fprintf(&b, "CREATE TABLE gp_%02d PARTITION OF gp FOR VALUES FROM ('2024-03-%02d 00:00+00') TO ('2024-03-%02d 00:00+00');\n", d, d, d+1)
+	}
+	b.WriteString(`INSERT INTO gp SELECT timestamptz '2024-03-01 00:00+00' + m * interval '20 minutes', d, m
+			FROM generate_series(0, 12 * 72 - 1) AS m, generate_series(1, 3) AS d;
+		ANALYZE gp`)
+	if _, err := conn.Exec(ctx, b.String()); err != nil {
+		t.Fatal(err)
+	}
+	const shape = `EXPLAIN (COSTS OFF)
+		SELECT b.bucket, a.v, pgts.locf(a.v) OVER w,
+			pgts.interpolate(a.v, b.bucket, pgts.known(a.v, b.bucket) OVER w, pgts.known(a.v, b.bucket) OVER (ORDER BY b.bucket DESC))
+		FROM pgts.buckets('1 hour', %[1]s, %[2]s) AS b(bucket)
+		LEFT JOIN (
+			SELECT pgts.time_bucket('1 hour', time) AS bucket, avg(v) AS v
+			FROM gp WHERE device = 2 AND time >= %[1]s AND time < %[2]s
+			GROUP BY 1
+		) AS a USING (bucket)
+		WINDOW w AS (ORDER BY b.bucket)
+		ORDER BY b.bucket`
+	plan := func(sql string, args ...any) string {
+		t.Helper()
+		rows, err := conn.Query(ctx, sql, append([]any{pgx.QueryExecModeExec}, args...)...)
+		if err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+		defer rows.Close()
+		var p strings.Builder
+		for rows.Next() {
+			var line string
+			if err := rows.Scan(&line); err != nil {
+				t.Fatal(err)
+			}
+			p.WriteString(line + "\n")
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
+		return p.String()
+	}
+	scanned := func(p string) []string {
+		var parts []string // the relation after "on" in "Seq Scan on gp_04 gp_1"
+		f := strings.Fields(p)
+		for i := 1; i < len(f); i++ {
+			if f[i-1] == "on" && strings.HasPrefix(f[i], "gp_") && !slices.Contains(parts, f[i]) {
+				parts = append(parts, f[i])
+			}
+		}
+		slices.Sort(parts)
+		return parts
+	}
+	// 2024-03-04 12:00 to 2024-03-07 12:00: the partitions of days 4 to 7
+	// (the DEFAULT partition holds no time of the range).
+	want := []string{"gp_04", "gp_05", "gp_06", "gp_07"}
+	for _, c := range []struct {
+		name string
+		sql  string
+		args []any
+	}{
+		{"literal bounds", fmt.Sprintf(shape, `'2024-03-04 12:00+00'`, `'2024-03-07 12:00+00'`), nil},
+		{"bound parameters", fmt.Sprintf(shape, `$1::timestamptz`, `$2::timestamptz`),
+			[]any{time.Date(2024, 3, 4, 12, 0, 0, 0, time.UTC), time.Date(2024, 3, 7, 12, 0, 0, 0, time.UTC)}},
+	} {
+		p := plan(c.sql, c.args...)
+		if got := scanned(p); !slices.Equal(got, want) || strings.Contains(p, "Subplans Removed") {
+			t.Errorf("%s: the plan reads partitions %v, want %v, all pruned at planning:\n%s", c.name, got, want, p)
+		}
+	}
+	// A bound computed in the query: every partition below the upper
+	// bound planned, those outside the range (days 1 to 3, DEFAULT)
+	// removed at executor start.
+	p := plan(fmt.Sprintf(shape, `timestamptz '2024-03-07 12:00+00' - interval '3 days'`, `'2024-03-07 12:00+00'`))
+	if got := scanned(p); !slices.Equal(got, want) || !strings.Contains(p, "Subplans Removed: 4") {
+		t.Errorf("computed lower bound: the plan reads partitions %v, want %v, and 4 (the days before, DEFAULT) removed at executor start:\n%s", got, want, p)
 	}
 }

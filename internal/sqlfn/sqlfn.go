@@ -43,8 +43,10 @@ var order = []string{"time_bucket.sql", "bin.sql", "time_bucket_api.sql", "gapfi
 // TestVersionCoversSQL): databases with a lower version get the new script
 // at their next catalog.Migrate. Version 1 is the first numbered one;
 // databases without pgts.sqlfn_version() have the helpers of catalog
-// migration 7 and count as version 0.
-const Version = 1
+// migration 7 and count as version 0. Version 2: the transition
+// functions of pgts.locf and pgts.known are PL/pgSQL (LANGUAGE sql ones
+// start an executor per row).
+const Version = 2
 
 // InstalledVersionQuery returns the version of the helpers installed in a
 // database: 0 when pgts.sqlfn_version() is missing (helpers older than

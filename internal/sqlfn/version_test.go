@@ -16,6 +16,7 @@ import (
 func TestVersionCoversSQL(t *testing.T) {
 	digests := map[int]string{
 		1: "133bcb6d6506c037a067175f4db06ab6df3cd4ac4ac9ad01dacee229c16cba46",
+		2: "71ee8c2ed28a67bda422f5d00d2f586144c8cdcf357590ff286e8f941493a6af",
 	}
 	sum := sha256.Sum256([]byte(sqlfn.Install()))
 	got := hex.EncodeToString(sum[:])
