@@ -15,13 +15,14 @@ func TestTune(t *testing.T) {
 		got[s.Name] = s.Value
 	}
 	want := map[string]string{
-		"shared_buffers":       "6GB",
-		"effective_cache_size": "18GB",
-		"maintenance_work_mem": "1536MB",
-		"wal_buffers":          "16MB",
-		"max_wal_size":         "8GB",
-		"max_worker_processes": "10",
-		"max_parallel_workers": "2",
+		"shared_buffers":           "6GB",
+		"effective_cache_size":     "18GB",
+		"maintenance_work_mem":     "1536MB",
+		"wal_buffers":              "16MB",
+		"max_wal_size":             "8GB",
+		"max_worker_processes":     "10",
+		"max_parallel_workers":     "2",
+		"shared_preload_libraries": "plpgsql",
 	}
 	for k, v := range want {
 		if got[k] != v {
