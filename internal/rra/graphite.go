@@ -250,17 +250,17 @@ func newGraphiteSchema(step time.Duration, archives []ArchiveSpec) (*Schema, err
 // pending updates: the struct, its open slots and, in Graphite
 // consolidation, the running aggregate of each coarser archive.
 func (s *Schema) DSBytes() int64 {
-	n := int64(dsStructBytes + 24 + 16*len(s.arch))
 	if s.graphite {
-		n = dsStructBytes + 24 + gArchBytes*int64(len(s.arch))
+		return dsStructBytes + gArchBytes*int64(len(s.arch)-1)
 	}
-	return n
+	return dsStructBytes + rrdStateBytes + 24 + 16*int64(len(s.arch))
 }
 
-// dsStructBytes is the size of the DS struct itself, gArchBytes of a
-// gArch.
+// dsStructBytes is the size of the DS struct itself, rrdStateBytes of
+// its rrdState, gArchBytes of a gArch.
 const (
-	dsStructBytes = 112
+	dsStructBytes = 80
+	rrdStateBytes = 40
 	gArchBytes    = 40
 )
 
@@ -304,7 +304,7 @@ func (d *DS) Put(t int64, v float64, now int64) error {
 	}
 	d.last = t
 	if k := d.propagate(j+1, st, v); k >= 0 {
-		return &PointError{Time: t, Value: v, LastUpdate: d.g[k].cur, Err: ErrBeyondMemory}
+		return &PointError{Time: t, Value: v, LastUpdate: d.g[k-1].cur, Err: ErrBeyondMemory}
 	}
 	return nil
 }
@@ -317,7 +317,7 @@ func (d *DS) propagate(k int, st int64, val float64) int {
 	s := d.schema
 	for ; k < len(s.arch); k++ {
 		lo := &s.arch[k]
-		g := &d.g[k]
+		g := &d.g[k-1]
 		p := floorDiv(st, lo.step) * lo.step
 		switch {
 		case g.cur == noTime || p > g.cur:
@@ -378,7 +378,7 @@ func (d *DS) Recompute(u Update, kids []float64) {
 	if int64(len(kids)) != a.ratio || floorMod(u.Time, a.step) != 0 {
 		return
 	}
-	if g := &d.g[u.Archive]; g.cur == u.Time {
+	if g := &d.g[u.Archive-1]; g.cur == u.Time {
 		if g.wait == nil {
 			// Meanwhile the slot became the one kept in memory: it has
 			// the newest values.
@@ -452,7 +452,7 @@ func aggregate(cf CF, vals []float64, xff float64) (v float64, ok bool) {
 // (count 1), or requests its recompute (count 0), replacing the same
 // among the latest pending updates.
 func (d *DS) emitG(i int, t int64, v float64, count int) {
-	for j := len(d.pending) - 1; j >= 0 && j >= len(d.pending)-4*len(d.g); j-- {
+	for j := len(d.pending) - 1; j >= 0 && j >= len(d.pending)-4*len(d.schema.arch); j-- {
 		if u := &d.pending[j]; u.Archive == i && u.Time == t && u.Count == count {
 			if count == 0 {
 				// A request must follow the writes it depends on.
@@ -548,7 +548,7 @@ func (d *DS) appendGraphite(dst []byte) []byte {
 	d.dedupG()
 	le := binary.LittleEndian
 	dst = d.appendHeader(dst, stateVersionGraphite)
-	for range d.g {
+	for range d.schema.arch {
 		dst = le.AppendUint64(dst, 0)
 		dst = le.AppendUint32(dst, 0)
 	}
@@ -582,7 +582,7 @@ func decodeGraphite(s *Schema, b []byte) (DS, error) {
 	} else if d.last < MinTime || d.last >= MaxTime || d.upTo < d.last || d.upTo >= MaxTime {
 		return DS{}, corrupt("times %d and %d are out of range or order", d.last, d.upTo)
 	}
-	for i := range d.g {
+	for i := range n {
 		cur, k := r.i64(), int64(r.u32())
 		if r.short {
 			return DS{}, corrupt("%d bytes are too short", len(b))
@@ -590,7 +590,7 @@ func decodeGraphite(s *Schema, b []byte) (DS, error) {
 		if i > 0 && started {
 			// The finer values of the latest slots come from the caller's
 			// storage (they may be newer than any saved here).
-			d.g[i].wait = waitRestored
+			d.g[i-1].wait = waitRestored
 		}
 		if k == 0 {
 			continue
@@ -601,7 +601,7 @@ func decodeGraphite(s *Schema, b []byte) (DS, error) {
 		}
 		// The finer values saved (by an older encoder) are checked, not
 		// kept: the recompute request's answer has them.
-		d.g[i].cur = cur
+		d.g[i-1].cur = cur
 		known := r.take(int((k + 7) / 8))
 		if r.short {
 			return DS{}, corrupt("%d bytes are too short", len(b))
