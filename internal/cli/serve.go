@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/signal"
 	"regexp"
+	"runtime/debug"
 	"syscall"
 	"time"
 
@@ -128,6 +129,7 @@ func runServe(ctx context.Context, a *app, cmd *cobra.Command, f serveFlags, sta
 	if f.blaster && cfg.Graphite.TCP == "" {
 		return usagef("--blaster needs the Graphite TCP listener")
 	}
+	defer setMemoryLimit(a, cfg)()
 	pool, err := a.openDB(ctx, int32(cfg.FlushWorkers+2))
 	if err != nil {
 		return err
@@ -255,4 +257,20 @@ func storeConfig(ctx context.Context, pool *pgxpool.Pool, cfg serve.Config, rule
 		return sc, usagef("%v", err)
 	}
 	return sc, nil
+}
+
+// setMemoryLimit sets the Go memory limit the daemon runs under
+// (serve.Config.MemoryLimit) unless its environment sets GOMEMLIMIT, which
+// the runtime applied at start and which wins; GOGC stays as it is, the
+// limit governing the collector once the heap nears it. It returns a
+// function that restores the previous limit.
+func setMemoryLimit(a *app, cfg serve.Config) (restore func()) {
+	if v := a.env.Getenv("GOMEMLIMIT"); v != "" {
+		a.log.Info("memory limit from GOMEMLIMIT", "GOMEMLIMIT", v)
+		return func() {}
+	}
+	lim := cfg.MemoryLimit()
+	prev := debug.SetMemoryLimit(lim)
+	a.log.Info("memory limit", "bytes", lim, "max_memory", int64(cfg.MaxMemory))
+	return func() { debug.SetMemoryLimit(prev) }
 }

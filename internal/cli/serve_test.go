@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -383,9 +384,15 @@ addr = "127.0.0.1:0"
 // called; done yields runServe's result.
 func startServe(t *testing.T, db string, f serveFlags) (serve.Addrs, *serveLogs, context.CancelFunc, <-chan error) {
 	t.Helper()
+	return startServeEnv(t, map[string]string{"DATABASE_URL": db}, f)
+}
+
+// startServeEnv is startServe with the environment env.
+func startServeEnv(t *testing.T, env map[string]string, f serveFlags) (serve.Addrs, *serveLogs, context.CancelFunc, <-chan error) {
+	t.Helper()
 	logs := &serveLogs{}
 	a := &app{env: Env{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: logs,
-		Getenv: func(k string) string { return map[string]string{"DATABASE_URL": db}[k] }, IsTerminal: func() bool { return false }}}
+		Getenv: func(k string) string { return env[k] }, IsTerminal: func() bool { return false }}}
 	a.log = slog.New(newLogHandler(logs, &a.logLevel))
 	ctx, cancel := context.WithCancel(context.Background())
 	addrsc := make(chan serve.Addrs, 1)
@@ -401,4 +408,53 @@ func startServe(t *testing.T, db string, f serveFlags) (serve.Addrs, *serveLogs,
 		t.Fatalf("serve: %v\n%s", err, logs.String())
 	}
 	panic("unreachable")
+}
+
+// TestServeMemoryLimit: the daemon runs under a Go memory limit derived
+// from max-memory (a quarter more, at least 64 MiB more), so that its heap
+// does not grow to twice the live heap; GOMEMLIMIT in its environment
+// wins. The previous limit is back when it returns.
+func TestServeMemoryLimit(t *testing.T) {
+	db := pgtest.DB(t)
+	cfgFile := filepath.Join(t.TempDir(), "pgts.toml")
+	if err := os.WriteFile(cfgFile, []byte(`
+max-memory = "512MiB"
+[graphite]
+tcp = "127.0.0.1:0"
+udp = ""
+[pickle]
+tcp = ""
+[statsd]
+udp = ""
+tcp = ""
+[http]
+addr = "127.0.0.1:0"
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	before := debug.SetMemoryLimit(-1)
+	for _, c := range []struct {
+		env  string
+		want int64
+	}{
+		{"", 640 << 20},
+		{"3GiB", before},
+	} {
+		env := map[string]string{"DATABASE_URL": db, "GOMEMLIMIT": c.env}
+		_, logs, cancel, done := startServeEnv(t, env, serveFlags{config: cfgFile})
+		got := debug.SetMemoryLimit(-1)
+		cancel()
+		if err := <-done; err != nil {
+			t.Fatalf("serve: %v\n%s", err, logs.String())
+		}
+		if got != c.want {
+			t.Errorf("GOMEMLIMIT=%q: memory limit %d while serving, want %d", c.env, got, c.want)
+		}
+		if !strings.Contains(logs.String(), "memory limit") {
+			t.Errorf("GOMEMLIMIT=%q: the memory limit is not logged:\n%s", c.env, logs.String())
+		}
+		if after := debug.SetMemoryLimit(-1); after != before {
+			t.Errorf("GOMEMLIMIT=%q: memory limit %d after serving, want %d as before", c.env, after, before)
+		}
+	}
 }

@@ -130,8 +130,8 @@ func BenchmarkUnmarshalBinary(b *testing.B) {
 // BenchmarkPutGraphite is the daemon's steady state in Graphite
 // consolidation, as pgts bench serve runs it: 20,000 series of the issue's
 // retentions (10s:6h, 1m:7d, 1h:1y), a point every 2 s each, in the second
-// half of an hour (the hour's slot is recomputed from its 60 minutes at
-// every point); every 10 s of points, each DS hands its closed slots over
+// half of an hour (the hour's slot is recomputed from its minutes at
+// every point: their running aggregate and the latest); every 10 s of points, each DS hands its closed slots over
 // as the store's flush takes them (ClosedSlots(nil)).
 func BenchmarkPutGraphite(b *testing.B) {
 	sc := graphiteSchema(b, "average", "10s:6h", "1m:7d", "1h:1y")

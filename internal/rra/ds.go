@@ -9,9 +9,10 @@ const noTime = math.MinInt64
 // DS is the in-memory state of one series: its last update time, its open
 // primary data point, the open slot of each archive, and the closed slots
 // not yet taken by ClosedSlots. It holds no ring: closed slots go to the
-// caller, which persists them. A DS takes 88 bytes, plus 16 per archive,
-// plus 40 per pending update its buffer holds (ClosedSlots keeps a
-// buffer of at most 8).
+// caller, which persists them. A DS takes 80 bytes, plus in RRD
+// consolidation 40 and 16 per archive, in Graphite consolidation 40 per
+// archive but the finest, plus 40 per pending update its buffer holds
+// (ClosedSlots keeps a buffer of at most 8).
 //
 // A DS is not safe for concurrent use.
 type DS struct {
@@ -20,31 +21,46 @@ type DS struct {
 	// which the DS has accumulated, which is last or a later time given
 	// to Advance. Both are noTime before the first point.
 	last, upTo int64
+	// pending holds the closed slots not yet taken by ClosedSlots.
+	pending []Update
+	// g is the memory of each archive but the finest in Graphite
+	// consolidation (g[k-1] is archive k's); nil in RRD consolidation.
+	g []gArch
+	// rrdState is the open PDP and slots in RRD consolidation; nil in
+	// Graphite consolidation, which has none.
+	*rrdState
+}
+
+// rrdState is what a DS keeps open in RRD consolidation.
+type rrdState struct {
 	// pdpVal is the time-weighted mean of the known values of the open
 	// PDP, pdpKnown their time in micros (pdpVal is 0 while it is 0).
 	pdpVal   float64
 	pdpKnown int64
 	// acc holds the open slot of each archive, in schema order.
 	acc []slotAcc
-	// pending holds the closed slots not yet taken by ClosedSlots.
-	pending []Update
-	// g is the memory of each archive in Graphite consolidation (its
-	// first element unused); nil in RRD consolidation.
-	g []gArch
 }
 
 // NewDS returns an empty DS of schema s, which waits for its first point.
 func NewDS(s *Schema) *DS {
-	d := &DS{schema: s, last: noTime, upTo: noTime}
 	if s.graphite {
-		d.g = make([]gArch, len(s.arch))
-		for i := range d.g {
-			d.g[i].cur = noTime
+		d := &DS{schema: s, last: noTime, upTo: noTime}
+		if len(s.arch) > 1 {
+			d.g = make([]gArch, len(s.arch)-1)
+			for i := range d.g {
+				d.g[i].cur = noTime
+			}
 		}
-	} else {
-		d.acc = make([]slotAcc, len(s.arch))
+		return d
 	}
-	return d
+	// One allocation for the DS and its open PDP.
+	x := &struct {
+		d DS
+		r rrdState
+	}{}
+	x.d = DS{schema: s, last: noTime, upTo: noTime, rrdState: &x.r}
+	x.r.acc = make([]slotAcc, len(s.arch))
+	return &x.d
 }
 
 // Schema returns the DS's schema.

@@ -35,7 +35,7 @@ const (
 // ClosedSlots does. It takes 47 bytes, plus 29 per archive, plus 21 per
 // pending update.
 func (d *DS) MarshalBinary() ([]byte, error) {
-	n := len(d.acc)
+	n := len(d.schema.arch)
 	return d.AppendBinary(make([]byte, 0, stateHeadBytes+n*stateArchBytes+stateFixedBytes+
 		n*stateAccBytes+len(d.pending)*statePendingSize))
 }
@@ -175,7 +175,7 @@ func decodeState(s *Schema, b []byte) (DS, error) {
 	if err != nil {
 		return DS{}, err
 	}
-	d := DS{schema: s, last: r.i64(), upTo: r.i64(), pdpVal: r.f64(), pdpKnown: r.i64(), acc: make([]slotAcc, n)}
+	d := DS{schema: s, last: r.i64(), upTo: r.i64(), rrdState: &rrdState{pdpVal: r.f64(), pdpKnown: r.i64(), acc: make([]slotAcc, n)}}
 	for i := range d.acc {
 		d.acc[i] = slotAcc{val: r.f64(), known: r.i64()}
 	}

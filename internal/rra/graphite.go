@@ -23,11 +23,22 @@ import (
 //     archive has one value a minute; the first point is stored.
 //
 // To recompute a coarse slot the DS keeps, for each archive but the
-// finest, the values of the finer slots inside its latest slot (kids),
-// in memory only: its saved state does not hold them. A DS restored from
-// a state asks for the kids of an archive's latest slot with a recompute
-// request at the first point that reaches it, and keeps the kids written
-// meanwhile over the answer's (see Recompute). A
+// finest, a running aggregate of the finer slots inside its latest slot:
+// the aggregate of the known ones before the latest finer slot written
+// (their number, and their sum, minimum, maximum or last value), and
+// that latest slot's value apart. A point in the latest finer slot
+// replaces its value, a point in a later one first adds it to the
+// aggregate, so the coarse slot is the aggregate of the same values in
+// the same order as whisper reads them back from the file, bit for bit.
+// These are in memory only: the saved state does not hold them.
+//
+// When an earlier finer slot of the latest coarse slot is written again
+// (a point out of order, or a repeated timestamp), the aggregate cannot
+// take it back out: the DS then keeps the finer values written since, and
+// asks the caller for the others with a recompute request, as a DS
+// restored from a state does at the first point that reaches an archive's
+// latest slot; the answer's values, with those written meanwhile over
+// them, become the running aggregate again (see Recompute). A
 // point older than that latest slot still fills its own slot at once; the
 // coarser slot it falls in needs finer values that only the caller's
 // storage holds, so the DS asks for them with a recompute request: an
@@ -44,34 +55,148 @@ var ErrTooOld = errors.New("point older than every archive's span")
 // request's answer (see Recompute). It is a warning: the point was taken.
 var ErrBeyondMemory = errors.New("point stored; a coarser archive awaits a recompute")
 
-// gArch is the memory of one coarser archive in Graphite consolidation.
+// gArch is the memory of one coarser archive in Graphite consolidation:
+// 40 bytes.
 type gArch struct {
-	cur  int64     // start of the archive's latest slot; noTime before any
-	kids []float64 // values of the next finer archive's slots in cur, NaN unknown
-	// restored is non-nil in a DS restored from a saved state, until a
-	// recompute request's answer fills in the kids of slot cur: the saved
-	// state holds no kids (the caller's storage has them), so memory knows
-	// only those written since, which restored marks.
-	restored *kidMask
+	cur int64 // start of the archive's latest slot; noTime before any
+	// acc is the aggregate of the n known finer values before finer slot
+	// at of slot cur (their sum for average and sum), latest the value
+	// of finer slot at (NaN unknown); the finer slots after at are
+	// unknown. at is -1 before any.
+	acc, latest float64
+	n, at       int32
+	// wait is non-nil while the finer values of slot cur come from a
+	// recompute request's answer: in a DS restored from a saved state
+	// (which holds no finer values) and after an earlier finer slot was
+	// written again. It holds the finer values written since, which
+	// Recompute keeps over the answer's.
+	wait *gWait
 }
 
-// kidMask marks kids, one bit each.
-type kidMask struct{ bits []uint64 }
+// gWait holds the finer values of an archive's latest slot written while
+// it waits for a recompute request's answer.
+type gWait struct {
+	kids []float64 // NaN unknown; nil before any is written
+	bits []uint64  // bit i set: kids[i] was written
+	// restored: the DS was restored from a saved state, and does not know
+	// which later slots the caller's storage has finer values of; it
+	// waits for an answer for each new latest slot until one comes.
+	// Otherwise the wait ends with its slot: a later one has no finer
+	// values yet.
+	restored bool
+}
 
-// noKids is the mask of a restored archive before any kid is written:
-// shared, never changed, so that restoring many series allocates none.
-var noKids = &kidMask{}
+// waitRestored is the wait of a restored archive before any finer value
+// is written: shared, never changed, so that restoring many series
+// allocates none.
+var waitRestored = &gWait{restored: true}
 
-// set marks kid i of n, replacing the mask pointed to by *m when it is
-// noKids.
-func setKid(m **kidMask, i, n int64) {
-	if *m == noKids {
-		*m = &kidMask{bits: make([]uint64, (n+63)/64)}
+// set records finer value i of n, replacing the wait pointed to by *w
+// when it is waitRestored.
+func setKid(w **gWait, i, n int64, v float64) {
+	if *w == waitRestored {
+		*w = newWait(n)
+		(*w).restored = true
 	}
-	(*m).bits[i/64] |= 1 << (i % 64)
+	(*w).kids[i] = v
+	(*w).bits[i/64] |= 1 << (i % 64)
 }
 
-func (m *kidMask) has(i int64) bool { return int(i/64) < len(m.bits) && m.bits[i/64]&(1<<(i%64)) != 0 }
+// newWait returns a wait for n finer values, none known.
+func newWait(n int64) *gWait {
+	w := &gWait{kids: make([]float64, n), bits: make([]uint64, (n+63)/64)}
+	for i := range w.kids {
+		w.kids[i] = math.NaN()
+	}
+	return w
+}
+
+func (w *gWait) has(i int64) bool { return int(i/64) < len(w.bits) && w.bits[i/64]&(1<<(i%64)) != 0 }
+
+// reset forgets the finer values written, for a new latest slot.
+func (w *gWait) reset() {
+	for i := range w.kids {
+		w.kids[i] = math.NaN()
+	}
+	clear(w.bits)
+}
+
+// start makes p the archive's latest slot, with no finer value known.
+func (g *gArch) start(p int64) {
+	g.cur, g.acc, g.latest, g.n, g.at = p, 0, math.NaN(), 0, -1
+	switch {
+	case g.wait == nil || g.wait == waitRestored:
+	case g.wait.restored:
+		g.wait.reset()
+	default:
+		g.wait = nil
+	}
+}
+
+// fold adds x, the value of a finer slot after those in g.acc, to it.
+func (g *gArch) fold(cf CF, x float64) {
+	if x != x {
+		return
+	}
+	g.n++
+	switch {
+	case g.n == 1:
+		g.acc = x
+	case cf == Min:
+		g.acc = min(g.acc, x)
+	case cf == Max:
+		g.acc = max(g.acc, x)
+	case cf == Last:
+		g.acc = x
+	default: // Average, Sum
+		g.acc += x
+	}
+}
+
+// value is aggregate over the finer values of slot cur: that of g.acc
+// and latest, when the known ones are at least xff of ratio.
+func (g *gArch) value(a *archParams) (v float64, ok bool) {
+	v, n := g.acc, g.n
+	if x := g.latest; x == x {
+		n++
+		switch {
+		case n == 1:
+			v = x
+		case a.cf == Min:
+			v = min(v, x)
+		case a.cf == Max:
+			v = max(v, x)
+		case a.cf == Last:
+			v = x
+		default: // Average, Sum
+			v += x
+		}
+	}
+	if n == 0 || float64(n)/float64(a.ratio) < a.xff {
+		return 0, false
+	}
+	if a.cf == Average {
+		v /= float64(n)
+	}
+	return v, true
+}
+
+// load sets the running aggregate of slot cur from all its finer values.
+func (g *gArch) load(cf CF, kids []float64) {
+	g.acc, g.latest, g.n, g.at = 0, math.NaN(), 0, -1
+	last := -1
+	for i, x := range kids {
+		if x == x {
+			last = i
+		}
+	}
+	for _, x := range kids[:max(last, 0)] {
+		g.fold(cf, x)
+	}
+	if last >= 0 {
+		g.at, g.latest = int32(last), kids[last]
+	}
+}
 
 // newGraphiteSchema validates a Graphite schema; see NewSchema.
 func newGraphiteSchema(step time.Duration, archives []ArchiveSpec) (*Schema, error) {
@@ -123,22 +248,19 @@ func newGraphiteSchema(step time.Duration, archives []ArchiveSpec) (*Schema, err
 
 // DSBytes is an estimate of the memory one DS of s holds while it has no
 // pending updates: the struct, its open slots and, in Graphite
-// consolidation, the finer values kept for each coarser archive.
+// consolidation, the running aggregate of each coarser archive.
 func (s *Schema) DSBytes() int64 {
-	n := int64(dsStructBytes + 24 + 16*len(s.arch))
 	if s.graphite {
-		n = dsStructBytes + 24 + gArchBytes*int64(len(s.arch))
-		for _, a := range s.arch[1:] {
-			n += 8 * a.ratio
-		}
+		return dsStructBytes + gArchBytes*int64(len(s.arch)-1)
 	}
-	return n
+	return dsStructBytes + rrdStateBytes + 24 + 16*int64(len(s.arch))
 }
 
-// dsStructBytes is the size of the DS struct itself, gArchBytes of a
-// gArch.
+// dsStructBytes is the size of the DS struct itself, rrdStateBytes of
+// its rrdState, gArchBytes of a gArch.
 const (
-	dsStructBytes = 112
+	dsStructBytes = 80
+	rrdStateBytes = 40
 	gArchBytes    = 40
 )
 
@@ -182,7 +304,7 @@ func (d *DS) Put(t int64, v float64, now int64) error {
 	}
 	d.last = t
 	if k := d.propagate(j+1, st, v); k >= 0 {
-		return &PointError{Time: t, Value: v, LastUpdate: d.g[k].cur, Err: ErrBeyondMemory}
+		return &PointError{Time: t, Value: v, LastUpdate: d.g[k-1].cur, Err: ErrBeyondMemory}
 	}
 	return nil
 }
@@ -195,33 +317,38 @@ func (d *DS) propagate(k int, st int64, val float64) int {
 	s := d.schema
 	for ; k < len(s.arch); k++ {
 		lo := &s.arch[k]
-		g := &d.g[k]
+		g := &d.g[k-1]
 		p := floorDiv(st, lo.step) * lo.step
 		switch {
 		case g.cur == noTime || p > g.cur:
-			if g.kids == nil {
-				g.kids = make([]float64, lo.ratio)
-			}
-			for i := range g.kids {
-				g.kids[i] = math.NaN()
-			}
-			if g.restored != nil {
-				clear(g.restored.bits)
-			}
-			g.cur = p
+			g.start(p)
 		case p < g.cur:
 			d.emitG(k, p, 0, 0)
 			return k
 		}
 		i := (st - p) / s.arch[k-1].step
-		g.kids[i] = val
-		if g.restored != nil {
-			// The other kids are in the caller's storage.
-			setKid(&g.restored, i, lo.ratio)
+		switch {
+		case g.wait != nil:
+		case i == int64(g.at):
+			g.latest = val
+		case i > int64(g.at):
+			if val == val {
+				// A NaN after the latest changes nothing: the finer
+				// slots after the latest are unknown.
+				g.fold(lo.cf, g.latest)
+				g.at, g.latest = int32(i), val
+			}
+		default:
+			// An earlier finer slot changed: its old value is in g.acc.
+			g.wait = newWait(lo.ratio)
+		}
+		if g.wait != nil {
+			// The other finer values are in the caller's storage.
+			setKid(&g.wait, i, lo.ratio, val)
 			d.emitG(k, p, 0, 0)
 			return -1
 		}
-		agg, ok := aggregate(lo.cf, g.kids, lo.xff)
+		agg, ok := g.value(lo)
 		if !ok {
 			return -1
 		}
@@ -237,10 +364,11 @@ func (d *DS) propagate(k int, st int64, val float64) int {
 // storage holds them after writing the updates returned before u. It
 // sets u's slot as whisper would and goes on to the coarser archives, as
 // Put does (possibly making a further request). When u's slot is the
-// archive's latest of a restored DS, the kids written since the restore
-// are kept over kids' and the DS keeps them all from then on. It does
-// nothing when u is not a request of this DS's schema or kids is not
-// that many values.
+// archive's latest and it waits for its finer values (a restored DS, or
+// an earlier finer slot written again), the values written since are
+// kept over kids' and the DS keeps their running aggregate from then
+// on. It does nothing when u is not a request of this DS's schema or
+// kids is not that many values.
 func (d *DS) Recompute(u Update, kids []float64) {
 	s := d.schema
 	if !s.graphite || u.Count != 0 || u.Archive < 1 || u.Archive >= len(s.arch) {
@@ -250,19 +378,29 @@ func (d *DS) Recompute(u Update, kids []float64) {
 	if int64(len(kids)) != a.ratio || floorMod(u.Time, a.step) != 0 {
 		return
 	}
-	if g := &d.g[u.Archive]; g.cur == u.Time {
-		if g.restored == nil {
+	if g := &d.g[u.Archive-1]; g.cur == u.Time {
+		if g.wait == nil {
 			// Meanwhile the slot became the one kept in memory: it has
 			// the newest values.
 			return
 		}
-		for i := range g.kids {
-			if !g.restored.has(int64(i)) {
-				g.kids[i] = kids[i]
+		if w := g.wait; w.kids != nil {
+			for i := range w.kids {
+				if !w.has(int64(i)) {
+					w.kids[i] = kids[i]
+				}
 			}
+			kids = w.kids
 		}
-		g.restored = nil
-		kids = g.kids
+		g.wait = nil
+		g.load(a.cf, kids)
+		agg, ok := g.value(a)
+		if !ok {
+			return
+		}
+		d.emitG(u.Archive, u.Time, agg, 1)
+		d.propagate(u.Archive+1, u.Time, agg)
+		return
 	}
 	agg, ok := aggregate(a.cf, kids, a.xff)
 	if !ok {
@@ -314,7 +452,7 @@ func aggregate(cf CF, vals []float64, xff float64) (v float64, ok bool) {
 // (count 1), or requests its recompute (count 0), replacing the same
 // among the latest pending updates.
 func (d *DS) emitG(i int, t int64, v float64, count int) {
-	for j := len(d.pending) - 1; j >= 0 && j >= len(d.pending)-4*len(d.g); j-- {
+	for j := len(d.pending) - 1; j >= 0 && j >= len(d.pending)-4*len(d.schema.arch); j-- {
 		if u := &d.pending[j]; u.Archive == i && u.Time == t && u.Count == count {
 			if count == 0 {
 				// A request must follow the writes it depends on.
@@ -410,7 +548,7 @@ func (d *DS) appendGraphite(dst []byte) []byte {
 	d.dedupG()
 	le := binary.LittleEndian
 	dst = d.appendHeader(dst, stateVersionGraphite)
-	for range d.g {
+	for range d.schema.arch {
 		dst = le.AppendUint64(dst, 0)
 		dst = le.AppendUint32(dst, 0)
 	}
@@ -444,7 +582,7 @@ func decodeGraphite(s *Schema, b []byte) (DS, error) {
 	} else if d.last < MinTime || d.last >= MaxTime || d.upTo < d.last || d.upTo >= MaxTime {
 		return DS{}, corrupt("times %d and %d are out of range or order", d.last, d.upTo)
 	}
-	for i := range d.g {
+	for i := range n {
 		cur, k := r.i64(), int64(r.u32())
 		if r.short {
 			return DS{}, corrupt("%d bytes are too short", len(b))
@@ -452,7 +590,7 @@ func decodeGraphite(s *Schema, b []byte) (DS, error) {
 		if i > 0 && started {
 			// The finer values of the latest slots come from the caller's
 			// storage (they may be newer than any saved here).
-			d.g[i].restored = noKids
+			d.g[i-1].wait = waitRestored
 		}
 		if k == 0 {
 			continue
@@ -461,18 +599,18 @@ func decodeGraphite(s *Schema, b []byte) (DS, error) {
 		if i == 0 || k != a.ratio || !started || floorMod(cur, a.step) != 0 || cur < MinTime || cur >= MaxTime {
 			return DS{}, corrupt("archive %d's latest slot is not consistent", i)
 		}
-		g := &d.g[i]
-		g.cur, g.kids = cur, make([]float64, k)
+		// The finer values saved (by an older encoder) are checked, not
+		// kept: the recompute request's answer has them.
+		d.g[i-1].cur = cur
 		known := r.take(int((k + 7) / 8))
 		if r.short {
 			return DS{}, corrupt("%d bytes are too short", len(b))
 		}
-		for j := range g.kids {
-			g.kids[j] = math.NaN()
+		for j := range k {
 			if known[j/8]&(1<<(j%8)) == 0 {
 				continue
 			}
-			if g.kids[j] = r.f64(); math.IsInf(g.kids[j], 0) || math.IsNaN(g.kids[j]) {
+			if x := r.f64(); math.IsInf(x, 0) || math.IsNaN(x) {
 				return DS{}, corrupt("archive %d's finer values are not consistent", i)
 			}
 		}

@@ -19,6 +19,19 @@ import (
 	"github.com/pgts/pgts/internal/rra"
 )
 
+// MemoryLimit is the Go memory limit (runtime/debug.SetMemoryLimit) the
+// daemon runs under: max-memory, to which the storage holds its pending
+// data and the state of its series (evicting the state of idle series
+// above it), and a quarter more, at least 64 MiB, for what the storage
+// does not account (receivers' and connections' buffers, render
+// requests, a flush's transient memory). Under it the Go collector keeps
+// the heap near the live heap instead of letting it grow to twice that
+// (GOGC=100) before collecting.
+func (c Config) MemoryLimit() int64 {
+	m := int64(c.MaxMemory)
+	return m + max(m/4, 64<<20)
+}
+
 // Config is the daemon's configuration file (TOML; see docs/serve.md for a
 // full example). An empty listen address disables that listener. Sizes are
 // bytes, durations Go duration strings. The zero value is not valid: start

@@ -84,8 +84,8 @@ func TestSeriesFootprint(t *testing.T) {
 		name  func(int) string
 		bound float64
 	}{
-		{"host", hostName, 1216},
-		{"flat", flatName, 1056},
+		{"host", hostName, 512},
+		{"flat", flatName, 352},
 	} {
 		t.Run(c.shape, func(t *testing.T) {
 			live, acc := footprint(t, n, c.name)
