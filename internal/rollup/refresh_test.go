@@ -3,13 +3,17 @@ package rollup
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"math/rand"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/pgts/pgts/internal/copyload"
 	"github.com/pgts/pgts/internal/partition"
+	"github.com/pgts/pgts/internal/records"
 )
 
 // examined runs EXPLAIN (ANALYZE, FORMAT JSON) of sql in tx and returns
@@ -117,6 +121,95 @@ func TestRewritePairsExaminesOnlyTheirRows(t *testing.T) {
 	view := `SELECT (extract(epoch FROM bucket) * 1000000)::bigint, jsonb_build_array(device)::text, avg_v, count, max_v FROM rp_h`
 	raw := `SELECT (extract(epoch FROM b) * 1000000)::bigint, jsonb_build_array(device)::text, avg(v), count(*), max(v)
 		FROM (SELECT pgts.time_bucket('10 minutes', time) b, * FROM rp) x GROUP BY 1, 2`
+	if d := diff(fetch(t, pool, view), fetch(t, pool, raw), all); d != "" {
+		t.Fatalf("after the refresh:\n%s", d)
+	}
+}
+
+// TestRefreshReadsOverlappingRangesOnce: a live load's batches all cover
+// the same recent buckets and devices (here 12 batches of shuffled rows of
+// 20 devices in one hour, below the watermark); the refresh merges their
+// range records and reads each source row of that hour once, and writes
+// each (bucket, device) once, not once per record.
+func TestRefreshReadsOverlappingRangesOnce(t *testing.T) {
+	ctx := context.Background()
+	c := &clock{t: time.Date(2024, 3, 13, 15, 30, 0, 0, time.UTC)}
+	pool, m, rs := setup(t, c)
+	tbl, err := m.Create(ctx, partition.CreateSpec{Name: "ro", Columns: "time timestamptz not null, device int not null, v float8",
+		TimeColumn: "time", Interval: partition.Interval{Days: 1}, Premake: 1, ExtraIndexes: []string{"device, time"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Date(2024, 3, 12, 0, 0, 0, 0, time.UTC)
+	if _, err := m.Ensure(ctx, tbl, []int64{start.UnixMicro()}); err != nil {
+		t.Fatal(err)
+	}
+	const devices = 20
+	execSQL(t, pool, `INSERT INTO ro SELECT $1::timestamptz + i * interval '1 minute', d, i * 0.5 + d
+		FROM generate_series(0, 179) i, generate_series(1, $2) d`, start, devices)
+	r, err := rs.Create(ctx, Spec{Name: "ro_h", On: "ro", Bucket: partition.Interval{Micros: 3600e6}, GroupBy: []string{"device"},
+		Aggs: mustAggs(t, "avg(v), count(*), max(v)"), RealTime: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rs.Refresh(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	execSQL(t, pool, `ANALYZE ro`)
+
+	// 1,200 rows of the second hour, every device, shuffled: 12 batches
+	// of 100, each covering most of the hour and of the devices
+	var lines []string
+	for i := 0; i < 60; i++ {
+		for d := 1; d <= devices; d++ {
+			lines = append(lines, fmt.Sprintf("%s,%d,%d\n", start.Add(time.Hour+time.Duration(i)*time.Minute+30*time.Second).Format(time.RFC3339), d, -i))
+		}
+	}
+	rand.New(rand.NewSource(29)).Shuffle(len(lines), func(i, j int) { lines[i], lines[j] = lines[j], lines[i] })
+	rd, err := records.NewReader(strings.NewReader(strings.Join(lines, "")), records.DefaultOptions(records.CSV))
+	if err != nil {
+		t.Fatal(err)
+	}
+	target, err := copyload.LookupTarget(ctx, pool, m, "ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := copyload.DefaultConfig()
+	cfg.Now, cfg.BatchRows, cfg.Workers = c.now, 100, 2
+	l, err := copyload.New(pool, m, target, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Run(ctx, &copyload.FileSource{Inputs: []copyload.Input{{Name: "in.csv", Reader: rd}}, Columns: []int{0, 1, 2}}); err != nil {
+		t.Fatal(err)
+	}
+	var recs int64
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM pgts.rollup_invalidation_range WHERE rollup_id = $1`, r.ID).Scan(&recs); err != nil {
+		t.Fatal(err)
+	}
+	if recs < 10 {
+		t.Fatalf("%d range records, want one per batch (12)", recs)
+	}
+	st, err := rs.Refresh(ctx, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// the hour's rows: 1,200 there before, 1,200 loaded
+	const hour = 2 * 60 * devices
+	t.Logf("refresh of %d overlapping range records: %+v; rows of the hour %d", recs, st, hour)
+	if st.Ranges != recs {
+		t.Errorf("refresh handled %d range records, want %d", st.Ranges, recs)
+	}
+	if st.RowsRead > hour+hour/100 { // (a scan may count a row or two past its range)
+		t.Errorf("the refresh of %d overlapping range records read %d source rows: want each of the hour's %d rows read once",
+			recs, st.RowsRead, hour)
+	}
+	if st.RowsWritten != devices {
+		t.Errorf("the refresh wrote %d rows: want %d, each (bucket, device) once", st.RowsWritten, devices)
+	}
+	view := `SELECT (extract(epoch FROM bucket) * 1000000)::bigint, jsonb_build_array(device)::text, avg_v, count, max_v FROM ro_h`
+	raw := `SELECT (extract(epoch FROM b) * 1000000)::bigint, jsonb_build_array(device)::text, avg(v), count(*), max(v)
+		FROM (SELECT pgts.time_bucket('1 hour', time) b, * FROM ro) x GROUP BY 1, 2`
 	if d := diff(fetch(t, pool, view), fetch(t, pool, raw), all); d != "" {
 		t.Fatalf("after the refresh:\n%s", d)
 	}
