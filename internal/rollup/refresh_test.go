@@ -214,3 +214,57 @@ func TestRefreshReadsOverlappingRangesOnce(t *testing.T) {
 		t.Fatalf("after the refresh:\n%s", d)
 	}
 }
+
+// TestMergeRanges: records are cut into disjoint segments, each covering
+// the union of the overlapping records' values (any key if one says so),
+// neighbours of the same keys joined.
+func TestMergeRanges(t *testing.T) {
+	s := func(v ...string) []*string {
+		out := make([]*string, len(v))
+		for i := range v {
+			if v[i] != "NULL" {
+				out[i] = &v[i]
+			}
+		}
+		return out
+	}
+	show := func(segs []segment) string {
+		var out []string
+		for _, sg := range segs {
+			k := "any"
+			if !sg.keys.all {
+				k = fmt.Sprint(sg.keys.vals, sg.keys.nulls)
+			}
+			out = append(out, fmt.Sprintf("[%d,%d) %s", sg.lo, sg.hi, k))
+		}
+		return strings.Join(out, "; ")
+	}
+	for _, c := range []struct {
+		name  string
+		ncols int
+		parts []rangeRecord
+		want  string
+	}{
+		{"same buckets, overlapping devices", 1, []rangeRecord{
+			{lo: 0, hi: 10, vals: [][]*string{s("1", "2")}}, {lo: 0, hi: 10, vals: [][]*string{s("2", "3")}}},
+			"[0,10) [[1 2 3]] [false]"},
+		{"staircase", 1, []rangeRecord{
+			{lo: 0, hi: 10, vals: [][]*string{s("1")}}, {lo: 5, hi: 15, vals: [][]*string{s("2")}}},
+			"[0,5) [[1]] [false]; [5,10) [[1 2]] [false]; [10,15) [[2]] [false]"},
+		{"neighbours of the same keys join, gaps stay", 1, []rangeRecord{
+			{lo: 0, hi: 10, vals: [][]*string{s("1")}}, {lo: 10, hi: 20, vals: [][]*string{s("1")}}, {lo: 30, hi: 40, vals: [][]*string{s("1")}}},
+			"[0,20) [[1]] [false]; [30,40) [[1]] [false]"},
+		{"any key wins where it overlaps", 1, []rangeRecord{
+			{lo: 0, hi: 10, vals: [][]*string{s("1")}}, {lo: 5, hi: 20}},
+			"[0,5) [[1]] [false]; [5,20) any"},
+		{"nulls and two columns", 2, []rangeRecord{
+			{lo: 0, hi: 10, vals: [][]*string{s("a"), s("NULL")}}, {lo: 0, hi: 10, vals: [][]*string{s("b"), s("7")}}},
+			"[0,10) [[a b] [7]] [false true]"},
+		{"no group-by columns", 0, []rangeRecord{{lo: 0, hi: 10, vals: [][]*string{}}, {lo: 20, hi: 30, vals: [][]*string{}}},
+			"[0,10) any; [20,30) any"},
+	} {
+		if got := show(mergeRanges(c.parts, c.ncols)); got != c.want {
+			t.Errorf("%s: got %s, want %s", c.name, got, c.want)
+		}
+	}
+}
