@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -162,19 +163,129 @@ func keyNulls(keys []string, n int) []bool {
 	return out
 }
 
-// rangeRecord is a row of pgts.rollup_invalidation_range.
+// rangeRecord is a row of pgts.rollup_invalidation_range, with the
+// buckets it covers [lo, hi) (micros, bucket starts).
 type rangeRecord struct {
 	id     int64
 	lo, hi int64
 	vals   [][]*string // nil: any key
 }
 
+// keySet is what a segment of buckets covers of the keys: any key (all),
+// or per group-by column the values (as text, sorted, distinct) and
+// whether NULL is one of them.
+type keySet struct {
+	all   bool
+	vals  [][]string
+	nulls []bool
+}
+
+func (k keySet) equal(o keySet) bool {
+	if k.all || o.all {
+		return k.all == o.all
+	}
+	for i := range k.vals {
+		if k.nulls[i] != o.nulls[i] || !slices.Equal(k.vals[i], o.vals[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// segment is a stretch of buckets [lo, hi) (micros) to rewrite for the
+// keys of keys.
+type segment struct {
+	lo, hi int64
+	keys   keySet
+}
+
+// mergeRanges merges range records' parts (each already clipped to the
+// buckets to rewrite) into disjoint segments: the stretch between two
+// consecutive bounds of any record covers, per group-by column, the
+// union of the values of the records overlapping it (any key if one of
+// them says any key); neighbouring stretches of the same keys are one
+// segment. Every bucket and key a record covers is in one segment only,
+// so each source row is read once and each (bucket, key) aggregated
+// once, however many records overlap. For several group-by columns a
+// segment covers the product of the columns' values: a superset of the
+// keys written, as a single record already is.
+func mergeRanges(parts []rangeRecord, ncols int) []segment {
+	var bounds []int64
+	for _, p := range parts {
+		bounds = append(bounds, p.lo, p.hi)
+	}
+	slices.Sort(bounds)
+	bounds = slices.Compact(bounds)
+	var out []segment
+	for i := 0; i+1 < len(bounds); i++ {
+		lo, hi := bounds[i], bounds[i+1]
+		var ks keySet
+		var sets []map[string]bool
+		covered := false
+		for _, p := range parts {
+			if p.lo >= hi || p.hi <= lo {
+				continue
+			}
+			covered = true
+			if ks.all {
+				continue
+			}
+			if p.vals == nil || ncols == 0 {
+				ks.all = true
+				continue
+			}
+			if sets == nil {
+				sets, ks.nulls = make([]map[string]bool, ncols), make([]bool, ncols)
+				for c := range sets {
+					sets[c] = map[string]bool{}
+				}
+			}
+			for c := 0; c < ncols; c++ {
+				if c >= len(p.vals) {
+					continue
+				}
+				for _, v := range p.vals[c] {
+					if v == nil {
+						ks.nulls[c] = true
+					} else {
+						sets[c][*v] = true
+					}
+				}
+			}
+		}
+		if !covered {
+			continue
+		}
+		if !ks.all {
+			ks.vals = make([][]string, ncols)
+			for c, set := range sets {
+				for v := range set {
+					ks.vals[c] = append(ks.vals[c], v)
+				}
+				slices.Sort(ks.vals[c])
+			}
+		} else {
+			ks.nulls = nil
+		}
+		if n := len(out); n > 0 && out[n-1].hi == lo && out[n-1].keys.equal(ks) {
+			out[n-1].hi = hi
+			continue
+		}
+		out = append(out, segment{lo: lo, hi: hi, keys: ks})
+	}
+	return out
+}
+
 // rewriteRanges rewrites what the range records of r below the watermark
-// cover, BucketsPerTx records per transaction, each transaction deleting
-// the records it handled: per record, one statement deletes the covered
-// rows of the data table and inserts them again aggregated from the
-// source's rows of the record's buckets and keys (the keys in the WHERE,
-// so that an index on them and the time is used). Parts of a record in
+// cover, BucketsPerTx records per transaction (in time order, so that the
+// records of one transaction are neighbours), each transaction deleting
+// the records it handled. The records of a transaction are merged into
+// disjoint segments of buckets and keys (mergeRanges), and one statement
+// deletes the segments' rows of the data table and inserts them again
+// aggregated from the source's rows of the segments (the keys' values in
+// the WHERE, so that an index on them and the time is used): a live
+// load's records, which all cover the same recent buckets and devices,
+// cost one read of those rows, not one per record. Parts of a record in
 // frozen buckets are discarded; parts at or past the watermark are left
 // to the materialization past it (whose snapshot, later than the record's
 // commit, holds the record's rows).
@@ -189,6 +300,15 @@ func (rs *Rollups) rewriteRanges(ctx context.Context, r *Rollup, data *partition
 			return err
 		}
 		n, err := func() (int, error) {
+			// The segments' key values are constants of the plan (hashed
+			// lists, index conditions), never a generic plan's parameters.
+			// A segment's rows are read in the heap's order (a bitmap of
+			// an index on the keys and the time, or of the time): a plain
+			// index scan by key fetches each row from another page, 60
+			// times the pages for a live load's minute of 1,000 devices.
+			if _, err := tx.Exec(ctx, `SET LOCAL plan_cache_mode = force_custom_plan; SET LOCAL enable_indexscan = off`, pgx.QueryExecModeSimpleProtocol); err != nil {
+				return 0, err
+			}
 			var w int64
 			if err := tx.QueryRow(ctx, `SELECT watermark FROM pgts.rollup WHERE id = $1`, r.ID).Scan(&w); err != nil {
 				return 0, err
@@ -197,8 +317,9 @@ func (rs *Rollups) rewriteRanges(ctx context.Context, r *Rollup, data *partition
 			if err != nil {
 				return 0, err
 			}
-			rows, err := tx.Query(ctx, `SELECT id, lo_us, hi_us, vals::text FROM pgts.rollup_invalidation_range
-				WHERE rollup_id = $1 AND lo_us < $2 ORDER BY id LIMIT $3`, r.ID, w, rs.cfg.BucketsPerTx)
+			rows, err := tx.Query(ctx, fmt.Sprintf(`SELECT id, %s, %s, vals::text FROM pgts.rollup_invalidation_range
+				WHERE rollup_id = $1 AND lo_us < $2 ORDER BY lo_us, id LIMIT $3`, r.ts.us(r.rangeLo("lo_us")), r.ts.us(r.rangeHi("hi_us"))),
+				r.ID, w, rs.cfg.BucketsPerTx)
 			if err != nil {
 				return 0, err
 			}
@@ -225,16 +346,35 @@ func (rs *Rollups) rewriteRanges(ctx context.Context, r *Rollup, data *partition
 				return 0, nil
 			}
 			var done, kept []int64
+			var parts []rangeRecord
 			for _, rec := range recs {
-				past, err := rs.rewriteRange(ctx, tx, r, data, rec, frozen, w, st)
-				if err != nil {
-					return 0, err
-				}
-				if past {
+				if rec.hi > w {
 					kept = append(kept, rec.id)
 				} else {
 					done = append(done, rec.id)
 				}
+				if rec.lo < frozen {
+					st.Frozen++
+				}
+				if lo, hi := max(rec.lo, frozen), min(rec.hi, w); lo < hi {
+					st.Ranges++
+					parts = append(parts, rangeRecord{id: rec.id, lo: lo, hi: hi, vals: rec.vals})
+				}
+			}
+			if segs := mergeRanges(parts, len(r.GroupBy)); len(segs) > 0 {
+				var starts []int64
+				for _, sg := range segs {
+					starts = append(starts, partitionStarts(data, sg.lo, sg.hi)...)
+				}
+				if err := rs.ensure(ctx, data, starts); err != nil {
+					return 0, err
+				}
+				sql, args := r.segmentsRewriteSQL(segs, frozen)
+				var inserted int64
+				if err := tx.QueryRow(ctx, sql, args...).Scan(&inserted); err != nil {
+					return 0, err
+				}
+				st.RowsWritten += inserted
 			}
 			if _, err := tx.Exec(ctx, `DELETE FROM pgts.rollup_invalidation_range WHERE id = ANY($1)`, done); err != nil {
 				return 0, err
@@ -262,72 +402,49 @@ func (rs *Rollups) rewriteRanges(ctx context.Context, r *Rollup, data *partition
 	}
 }
 
-// rewriteRange rewrites the buckets and keys rec covers in [frozen, w);
-// past says rec covers buckets at or after w too.
-func (rs *Rollups) rewriteRange(ctx context.Context, tx pgx.Tx, r *Rollup, data *partition.Table, rec rangeRecord, frozen, w int64, st *Stats) (past bool, err error) {
-	// [lo, hi): the buckets rec covers, in micros, clipped
-	var lo, hi int64
-	if err := tx.QueryRow(ctx, fmt.Sprintf("SELECT %s, %s", r.ts.us(r.rangeLo("$1::bigint")), r.ts.us(r.rangeHi("$2::bigint"))),
-		rec.lo, rec.hi).Scan(&lo, &hi); err != nil {
-		return false, err
-	}
-	past = hi > w
-	if lo < frozen {
-		st.Frozen++
-	}
-	lo, hi = max(lo, frozen), min(hi, w)
-	if lo >= hi {
-		return past, nil
-	}
-	st.Ranges++
-	if err := rs.ensure(ctx, data, partitionStarts(data, lo, hi)); err != nil {
-		return false, err
-	}
-	args := []any{lo, hi}
-	mKeys, sKeys := "true", "true"
-	if rec.vals != nil && len(r.GroupBy) > 0 {
-		var m, s []string
-		for i, g := range r.GroupBy {
-			var vals []string
-			hasNull := false
-			if i < len(rec.vals) {
-				for _, v := range rec.vals[i] {
-					if v == nil {
-						hasNull = true
-					} else {
-						vals = append(vals, *v)
-					}
-				}
-			}
-			args = append(args, vals)
-			p := fmt.Sprintf("$%d::text[]::%s[]", len(args), r.keyTypes[i])
-			for _, x := range []struct {
-				alias string
-				out   *[]string
-			}{{"m", &m}, {"r", &s}} {
-				c := x.alias + "." + pg.QuoteIdent(g)
-				cond := c + " = ANY (" + p + ")"
-				if hasNull {
-					cond = "(" + cond + " OR " + c + " IS NULL)"
-				}
-				*x.out = append(*x.out, cond)
-			}
-		}
-		mKeys, sKeys = strings.Join(m, " AND "), strings.Join(s, " AND ")
+// segmentsRewriteSQL is the statement (and its arguments) that rewrites
+// the disjoint segments segs of r: it deletes their rows of the data
+// table and inserts them again aggregated from the source's rows of the
+// segments, read once each (one aggregate per segment, with its own time
+// range and key values, in a UNION ALL: no group spans two segments, so
+// each is aggregated once). Buckets starting before
+// frozen are kept (the first segment may start inside one).
+func (r *Rollup) segmentsRewriteSQL(segs []segment, frozen int64) (string, []any) {
+	args := []any{frozen}
+	param := func(v any) string {
+		args = append(args, v)
+		return fmt.Sprintf("$%d", len(args))
 	}
 	t := "r." + pg.QuoteIdent(r.TimeColumn)
-	stmt := fmt.Sprintf(`WITH gone AS (DELETE FROM %s m WHERE m.bucket >= %s AND m.bucket < %s AND %s RETURNING 1),
-	ins AS (INSERT INTO %s (%s) %s RETURNING 1)
-	SELECT (SELECT count(*) FROM ins)`,
-		r.data(), r.ts.from("$1"), r.ts.from("$2"), mKeys,
-		r.data(), joinCols(r.dataColumns()), "SELECT * FROM ("+r.aggSelect(r.source()+" r", fmt.Sprintf("%s >= %s AND %s < %s AND %s", t, r.ts.from("$1"), t, r.ts.from("$2"), sKeys))+
-			") a WHERE a.bucket >= "+r.ts.from("$1")) // the first bucket may have started before $1 (frozen)
-	var inserted int64
-	if err := tx.QueryRow(ctx, stmt, args...).Scan(&inserted); err != nil {
-		return false, err
+	var del, arms []string
+	for _, sg := range segs {
+		lo, hi := r.ts.from(param(sg.lo)), r.ts.from(param(sg.hi))
+		mConds := []string{"m.bucket >= " + lo, "m.bucket < " + hi}
+		sConds := []string{t + " >= " + lo, t + " < " + hi}
+		if !sg.keys.all {
+			for i, g := range r.GroupBy {
+				p := param(sg.keys.vals[i]) + "::text[]::" + r.keyTypes[i] + "[]"
+				for _, x := range []struct {
+					alias string
+					out   *[]string
+				}{{"m", &mConds}, {"r", &sConds}} {
+					c := x.alias + "." + pg.QuoteIdent(g)
+					cond := c + " = ANY (" + p + ")"
+					if sg.keys.nulls[i] {
+						cond = "(" + cond + " OR " + c + " IS NULL)"
+					}
+					*x.out = append(*x.out, cond)
+				}
+			}
+		}
+		del = append(del, "("+strings.Join(mConds, " AND ")+")")
+		arms = append(arms, "("+r.aggSelect(r.source()+" r", strings.Join(sConds, " AND "))+")")
 	}
-	st.RowsWritten += inserted
-	return past, nil
+	return fmt.Sprintf(`WITH gone AS (DELETE FROM %s m WHERE %s RETURNING 1),
+	ins AS (INSERT INTO %s (%s) SELECT * FROM (%s) a WHERE a.bucket >= %s RETURNING 1)
+	SELECT count(*) FROM ins`,
+		r.data(), strings.Join(del, " OR "),
+		r.data(), joinCols(r.dataColumns()), strings.Join(arms, "\n\tUNION ALL "), r.ts.from("$1")), args
 }
 
 // sourceRowsRead is the count of rows of the source's partitions that

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -271,18 +272,6 @@ func joinCols(c []string) string {
 // all in one statement (one snapshot). Pairs in frozen buckets are
 // discarded.
 func (rs *Rollups) rewrite(ctx context.Context, r *Rollup, data *partition.Table, frozen int64, st *Stats) error {
-	cols := "(" + joinCols(r.dataColumns()) + ")"
-	stmt := func(nulls []bool) string {
-		return fmt.Sprintf(`WITH pairs AS (SELECT * FROM unnest($2::bigint[], $3::text[]) AS p(bucket_us, key_text)),
-	claimed AS (DELETE FROM pgts.rollup_invalidation i USING pairs p
-		WHERE i.rollup_id = $1 AND i.bucket_us = p.bucket_us AND i.key = p.key_text::jsonb RETURNING 1),
-	live AS (SELECT bucket_us, key_text::jsonb AS key FROM pairs WHERE bucket_us >= $4),
-	gone AS (DELETE FROM %s m USING live c WHERE m.bucket = %s AND %s = c.key RETURNING 1),
-	ins AS (INSERT INTO %s %s %s RETURNING 1)
-	SELECT (SELECT count(*) FROM claimed), (SELECT count(*) FROM ins)`,
-			r.data(), r.ts.from("c.bucket_us"), r.key("m"),
-			r.data(), cols, r.pairsSelectKeyed("live", nulls))
-	}
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -296,24 +285,8 @@ func (rs *Rollups) rewrite(ctx context.Context, r *Rollup, data *partition.Table
 			if err != nil {
 				return 0, err
 			}
-			var buckets []int64
-			var keys []string
-			rows, err := tx.Query(ctx, `SELECT bucket_us, key::text FROM (SELECT DISTINCT bucket_us, key FROM pgts.rollup_invalidation
-				WHERE rollup_id = $1 AND bucket_us < (SELECT watermark FROM pgts.rollup WHERE id = $1)) p
-				ORDER BY bucket_us, key LIMIT $2`, r.ID, rs.cfg.PairsPerTx)
+			buckets, keys, err := nextPairs(ctx, tx, r, rs.cfg.PairsPerTx)
 			if err != nil {
-				return 0, err
-			}
-			for rows.Next() {
-				var b int64
-				var k string
-				if err := rows.Scan(&b, &k); err != nil {
-					rows.Close()
-					return 0, err
-				}
-				buckets, keys = append(buckets, b), append(keys, k)
-			}
-			if err := rows.Err(); err != nil {
 				return 0, err
 			}
 			if len(buckets) == 0 {
@@ -331,7 +304,7 @@ func (rs *Rollups) rewrite(ctx context.Context, r *Rollup, data *partition.Table
 				}
 			}
 			var claimed, inserted int64
-			if err := tx.QueryRow(ctx, stmt(keyNulls(keys, len(r.GroupBy))), r.ID, buckets, keys, frozen).Scan(&claimed, &inserted); err != nil {
+			if err := tx.QueryRow(ctx, r.pairsRewriteSQL(keyNulls(keys, len(r.GroupBy))), r.ID, buckets, keys, frozen).Scan(&claimed, &inserted); err != nil {
 				return 0, err
 			}
 			for _, b := range buckets {
@@ -357,6 +330,66 @@ func (rs *Rollups) rewrite(ctx context.Context, r *Rollup, data *partition.Table
 		}
 		st.Transactions++
 	}
+}
+
+// nextPairs reads up to limit invalidated (bucket, key) pairs of r below
+// its watermark, in order (keys as jsonb text).
+func nextPairs(ctx context.Context, tx pgx.Tx, r *Rollup, limit int) ([]int64, []string, error) {
+	var buckets []int64
+	var keys []string
+	rows, err := tx.Query(ctx, `SELECT bucket_us, key::text FROM (SELECT DISTINCT bucket_us, key FROM pgts.rollup_invalidation
+		WHERE rollup_id = $1 AND bucket_us < (SELECT watermark FROM pgts.rollup WHERE id = $1)) p
+		ORDER BY bucket_us, key LIMIT $2`, r.ID, limit)
+	if err != nil {
+		return nil, nil, err
+	}
+	var b int64
+	var k string
+	_, err = pgx.ForEachRow(rows, []any{&b, &k}, func() error {
+		buckets, keys = append(buckets, b), append(keys, k)
+		return nil
+	})
+	return buckets, keys, err
+}
+
+// pairsRewriteSQL is the statement that rewrites a transaction's pairs
+// ($2 buckets, $3 keys as jsonb text) of r ($1) not frozen (at or after
+// $4): it deletes their invalidations, their rows of the data table, and
+// inserts them again aggregated from the source; nulls[i] says a key has
+// NULL in group-by column i.
+//
+// The pairs' rows of the data table are found by bucket and by each
+// group-by column's value (typed, so that the index on the group-by
+// columns and the bucket finds them, or a hash join on them), then
+// checked against the whole key: comparing each pair to every row of its
+// bucket (the key as jsonb) made 1,000 pairs of a bucket of 1,000 keys
+// cost a million comparisons. A key with NULL in it cannot match by
+// equality: those pairs (rare) are deleted by bucket and whole key.
+func (r *Rollup) pairsRewriteSQL(nulls []bool) string {
+	cols := "(" + joinCols(r.dataColumns()) + ")"
+	var typed, eq, withNulls string
+	var nullCols []string
+	for i, g := range r.GroupBy {
+		c := fmt.Sprintf("k%d", i)
+		typed += fmt.Sprintf(", (key ->> %d)::%s AS %s", i, r.keyTypes[i], c)
+		eq += fmt.Sprintf(" AND m.%s = c.%s", pg.QuoteIdent(g), c)
+		nullCols = append(nullCols, "m."+pg.QuoteIdent(g)+" IS NULL")
+	}
+	if slices.Contains(nulls, true) {
+		withNulls = fmt.Sprintf(`
+	gone_nulls AS (DELETE FROM %s m USING live c WHERE c.key @> '[null]' AND m.bucket = %s AND %s = c.key AND (%s) RETURNING 1),`,
+			r.data(), r.ts.from("c.bucket_us"), r.key("m"), strings.Join(nullCols, " OR "))
+	}
+	return fmt.Sprintf(`WITH pairs AS (SELECT * FROM unnest($2::bigint[], $3::text[]) AS p(bucket_us, key_text)),
+	claimed AS (DELETE FROM pgts.rollup_invalidation i USING pairs p
+		WHERE i.rollup_id = $1 AND i.bucket_us = p.bucket_us AND i.key = p.key_text::jsonb RETURNING 1),
+	live AS (SELECT bucket_us, key_text::jsonb AS key FROM pairs WHERE bucket_us >= $4),
+	gone AS (DELETE FROM %s m USING (SELECT %s AS bucket, key%s FROM live) c
+		WHERE m.bucket = c.bucket%s AND %s = c.key RETURNING 1),%s
+	ins AS (INSERT INTO %s %s %s RETURNING 1)
+	SELECT (SELECT count(*) FROM claimed), (SELECT count(*) FROM ins)`,
+		r.data(), r.ts.from("bucket_us"), typed, eq, r.key("m"), withNulls,
+		r.data(), cols, r.pairsSelectKeyed("live", nulls))
 }
 
 // Invalidate records every (bucket, key) pair of r with rows in the
