@@ -210,12 +210,13 @@ func (s *Store) FetchAt(ctx context.Context, names []string, from, until, now in
 // chosen for (from, until] as FetchAt chooses them, and only the slots of
 // the cut are read. A caller folding many series over a long range (the
 // render API's sumSeries) reads them one cut of slots at a time, each
-// segment once per cut, holding the cut only. A series none of whose
-// cut's slots the database holds a row of, nor the cache a value of,
-// comes back with Values nil (every value unknown) and nothing allocated
-// for it: the cuts of a week's window before a day of data cost an index
-// probe per segment, not their values and the fold over them. Safe for
-// concurrent use.
+// segment once per cut, holding the cut only. In a cut shorter than the
+// window, a series none of whose cut's slots the database holds a row
+// of, nor the cache a value of, comes back with Values nil (every value
+// unknown) and nothing allocated for it: the cuts of a week's window
+// before a day of data cost an index probe per segment, not their values
+// and the fold over them (a cut of the whole window is read without the
+// probe). Safe for concurrent use.
 func (s *Store) FetchWindow(ctx context.Context, names []string, from, until, now int64, maxDataPoints, lo, hi int) ([]Series, error) {
 	if lo < 0 || hi < lo {
 		return nil, fmt.Errorf("fetch: bad cut [%d, %d)", lo, hi)
@@ -295,10 +296,11 @@ type readGroup struct {
 	// several labels to a slot.
 	t0, slot0, step, size int64
 	lap                   bool
-	// probe is set for the plans of a cut (FetchWindow), which allocate
-	// their values only when a row of the group's slots exists: a cut
-	// of a long window before the data (a week asked of a day) costs a
-	// probe, neither its values nor the fold over them.
+	// probe is set for the plans of a cut shorter than the window
+	// (FetchWindow), which allocate their values only when a row of the
+	// group's slots exists: a cut of a long window before the data (a
+	// week asked of a day) costs a probe, neither its values nor the
+	// fold over them.
 	probe          bool
 	pos            []int32
 	minPos, maxPos int32
@@ -633,13 +635,15 @@ func (s *Store) plan(key string, from, until, now, rawSpan, rawStep, limit int64
 		return nil
 	}
 	total := w.n
+	part := false // a strict part of the window, which may hold nothing
 	if cut != nil {
 		lo, hi := min(cut.lo, w.n), min(cut.hi, w.n)
 		w.start += lo * w.res.step
 		w.n = hi - lo
+		part = w.n < total
 	}
 	p := &fetchPlan{key: key, id: x.id, sch: x.sch, res: w.res, start: w.start, n: w.n, total: int(total)}
-	if cut == nil || w.res.archive < 0 {
+	if !part || w.res.archive < 0 {
 		p.alloc()
 	}
 	if w.res.archive >= 0 {

@@ -288,6 +288,16 @@ func TestFetchWindowEmptyCuts(t *testing.T) {
 			}
 		}
 	}
+	// a cut of the whole window is read as FetchAt reads it
+	all, err := s.FetchWindow(ctx, names, from, until, now, 0, 0, 20000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, sr := range all {
+		if len(sr.Values) != 10080 || sr.Values[9000] != whole[i].Values[9000] {
+			t.Fatalf("whole window of %s: %d values", sr.Name, len(sr.Values))
+		}
+	}
 	// a point of an old slot still in the cache (written late, before the
 	// data): its cut holds a value though the database has none there
 	old := int64(base + 86400)
