@@ -24,9 +24,9 @@ never read (one point, not selected) is registered in graphite-web's tag
 database, which is what seriesByTag searches, without a whisper file.
 VictoriaMetrics gets the same points over Graphite plaintext (TCP), then
 a forced flush once it counts them all inserted; pgts is timed once its
-store has written every series it received to PostgreSQL (its /metrics
-count no unflushed series after a completed flush), not while the first
-flush of the loaded points still runs beside the requests.
+store has written everything it received to PostgreSQL (its /metrics
+count no unflushed series and a completed flush that stored no slot), not
+while the flushes of the loaded points still run beside the requests.
 
 Before timing, each system's answer to each request over the same
 absolute range is compared with pgts': graphite-web's as the number of
@@ -213,25 +213,31 @@ def send_plaintext_all(port, spec):
 
 
 def wait_flushed(pg, timeout=3600):
-    """Waits until pgts' store has written everything it received: a
-    flush completed after the points were handed over and no series left
-    unflushed (pgts_store_* in /metrics). Timing the reads while the first
-    flush of a bulk load runs measures that flush, not the reads."""
+    """Waits until pgts' store has written everything it received: no
+    series left unflushed, and a flush that completed since the last one
+    seen stored no slot (pgts_store_* in /metrics). The first flush after
+    a bulk load leaves the slots that closed meanwhile to the next ones,
+    which write hundreds of thousands more: timing the reads while those
+    run measures the flushes, not the reads."""
     def counters():
         st, body = daemons.http_get(pg.url + "/metrics")
         if st != 200:
             raise RuntimeError("pgts /metrics answered %d" % st)
         got = {}
         for line in body.decode().splitlines():
-            for k in ("pgts_store_flushes_total", "pgts_store_unflushed_series"):
+            for k in ("pgts_store_flushes_total", "pgts_store_unflushed_series", "pgts_store_slots_stored_total"):
                 if line.startswith(k + " "):
                     got[k] = float(line.split()[1])
         return got
-    first = counters().get("pgts_store_flushes_total", 0)
+    last = [counters()]
 
     def done():
-        c = counters()
-        return c.get("pgts_store_flushes_total", 0) > first and c.get("pgts_store_unflushed_series", 1) == 0
+        c, prev = counters(), last[0]
+        if c.get("pgts_store_flushes_total", 0) == prev.get("pgts_store_flushes_total", 0):
+            return False
+        last[0] = c
+        return (c.get("pgts_store_unflushed_series", 1) == 0 and
+                c.get("pgts_store_slots_stored_total", 0) == prev.get("pgts_store_slots_stored_total", -1))
     daemons.wait_until("pgts to flush every series", done, timeout, 0.5)
 
 
