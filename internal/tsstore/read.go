@@ -213,10 +213,10 @@ func (s *Store) FetchAt(ctx context.Context, names []string, from, until, now in
 // segment once per cut, holding the cut only. In a cut shorter than the
 // window, a series none of whose cut's slots the database holds a row
 // of, nor the cache a value of, comes back with Values nil (every value
-// unknown) and nothing allocated for it: the cuts of a week's window
-// before a day of data cost an index probe per segment, not their values
-// and the fold over them (a cut of the whole window is read without the
-// probe). Safe for concurrent use.
+// unknown) and nothing allocated for it (its values are allocated at the
+// first row its segment's statement returns): the cuts of a week's
+// window before a day of data cost a statement that returns no row, not
+// their values and the fold over them. Safe for concurrent use.
 func (s *Store) FetchWindow(ctx context.Context, names []string, from, until, now int64, maxDataPoints, lo, hi int) ([]Series, error) {
 	if lo < 0 || hi < lo {
 		return nil, fmt.Errorf("fetch: bad cut [%d, %d)", lo, hi)
@@ -296,15 +296,15 @@ type readGroup struct {
 	// several labels to a slot.
 	t0, slot0, step, size int64
 	lap                   bool
-	// probe is set for the plans of a cut shorter than the window
-	// (FetchWindow), which allocate their values only when a row of the
-	// group's slots exists: a cut of a long window before the data (a
-	// week asked of a day) costs a probe, neither its values nor the
-	// fold over them.
-	probe          bool
-	pos            []int32
-	minPos, maxPos int32
-	plans          map[int32][]*fetchPlan // one name may be asked twice
+	// lazy is set for the plans of a cut shorter than the window
+	// (FetchWindow), whose values are allocated at the statement's first
+	// row (alloc): a cut of a long window before the data (a week asked
+	// of a day) returns no row and costs neither values nor the fold
+	// over them.
+	lazy, allocated bool
+	pos             []int32
+	minPos, maxPos  int32
+	plans           map[int32][]*fetchPlan // one name may be asked twice
 }
 
 // readParallel is how many statements of one Fetch run at once, each on
@@ -376,7 +376,7 @@ func (s *Store) readArchives(ctx context.Context, plans []*fetchPlan) error {
 			g.minPos, g.maxPos = min(g.minPos, pos), max(g.maxPos, pos)
 		}
 		g.plans[pos] = append(g.plans[pos], p)
-		g.probe = g.probe || p.values == nil
+		g.lazy = g.lazy || p.values == nil
 	}
 	// Each group fills only its own plans' values: the groups can run
 	// in parallel.
@@ -388,21 +388,8 @@ func (s *Store) readArchives(ctx context.Context, plans []*fetchPlan) error {
 	return eg.Wait()
 }
 
-// readGroup runs the statement of one group, after allocating the
-// values of its plans; a group of a cut whose slots hold no row reads
-// nothing and allocates nothing.
+// readGroup runs the statement of one group.
 func (s *Store) readGroup(ctx context.Context, g *readGroup) error {
-	if g.probe {
-		has, err := s.groupHasRows(ctx, g)
-		if err != nil || !has {
-			return err
-		}
-	}
-	for _, ps := range g.plans {
-		for _, p := range ps {
-			p.alloc()
-		}
-	}
 	if g.maxPos-g.minPos+1 < wholeSlotPositions || g.maxPos-g.minPos+1 > 4*int32(len(g.pos)) {
 		return s.readGroupPositions(ctx, g)
 	}
@@ -422,6 +409,7 @@ func (s *Store) readGroup(ctx context.Context, g *readGroup) error {
 	vs := make([]float64, SegmentWidth+1)
 	known := make([]bool, SegmentWidth+1)
 	for rows.Next() {
+		g.alloc()
 		raw := rows.RawValues()
 		clear(known)
 		if err := decodeArray8(raw[0], func(pos int, bits uint64) { ts[pos] = int64(bits); known[pos] = true }); err != nil {
@@ -449,19 +437,18 @@ func (s *Store) readGroup(ctx context.Context, g *readGroup) error {
 	return nil
 }
 
-// sqlSlotsExist tells whether a segment has a row in an archive's ring
-// slots: $1 bundle, $2 seg, slots in [$3, $4] or [$5, $6] (sqlReadSlots'
-// ranges), an index probe.
-const sqlSlotsExist = `SELECT EXISTS (SELECT FROM pgts.rra_data d
-WHERE d.bundle_id = $1 AND d.seg = $2 AND (d.slot BETWEEN $3 AND $4 OR d.slot BETWEEN $5 AND $6))`
-
-// groupHasRows tells whether the database holds a row of g's slots.
-func (s *Store) groupHasRows(ctx context.Context, g *readGroup) (bool, error) {
-	var has bool
-	if err := s.pool.QueryRow(ctx, sqlSlotsExist, g.bundle, g.seg, g.lo1, g.hi1, g.lo2, g.hi2).Scan(&has); err != nil {
-		return false, fmt.Errorf("fetch %d series: %w", len(g.pos), err)
+// alloc allocates the values of g's plans that have none, once: the
+// statements call it at their first row.
+func (g *readGroup) alloc() {
+	if !g.lazy || g.allocated {
+		return
 	}
-	return has, nil
+	g.allocated = true
+	for _, ps := range g.plans {
+		for _, p := range ps {
+			p.alloc()
+		}
+	}
 }
 
 // readGroupLap reads the whole slots of a group whose window is within
@@ -486,6 +473,7 @@ func (s *Store) readGroupLap(ctx context.Context, g *readGroup) error {
 	}
 	var ts [SegmentWidth + 1]int64
 	for rows.Next() {
+		g.alloc()
 		raw := rows.RawValues()
 		if len(raw[0]) != 4 {
 			return fmt.Errorf("fetch segment %d: slot of %d bytes", g.seg, len(raw[0]))
@@ -601,6 +589,7 @@ func (s *Store) readGroupPositions(ctx context.Context, g *readGroup) error {
 	var t *int64
 	var v *float64
 	if _, err := pgx.ForEachRow(rows, []any{&pos, &t, &v}, func() error {
+		g.alloc()
 		if t != nil && v != nil {
 			for _, p := range g.plans[pos] {
 				p.put(*t, *v)
