@@ -9,6 +9,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -16,9 +17,11 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/pgts/pgts/internal/ingest"
+	"github.com/pgts/pgts/internal/pg"
 	"github.com/pgts/pgts/internal/pgtest"
 	"github.com/pgts/pgts/internal/render"
 	"github.com/pgts/pgts/internal/rra"
+	"github.com/pgts/pgts/internal/serve"
 	"github.com/pgts/pgts/internal/tsstore"
 )
 
@@ -53,7 +56,12 @@ func BenchmarkRenderStore(b *testing.B) {
 	cfg.FlushInterval = time.Hour
 	cfg.MaxMemory = 4 << 30
 	cfg.Now = clock
-	pool := pgtest.Pool(b)
+	// the daemon's pool: FlushWorkers + 2 connections (runServe)
+	pool, err := pg.NewPool(ctx, pgtest.DB(b), int32(serve.DefaultConfig().FlushWorkers+2))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(pool.Close)
 	store, err := tsstore.Open(ctx, pool, cfg)
 	if err != nil {
 		b.Fatal(err)
@@ -104,11 +112,17 @@ func BenchmarkRenderStore(b *testing.B) {
 		}
 		return w.Body.Len()
 	}
-	for _, c := range []struct{ name, target, from string }{
+	mix := []struct{ name, target, from string }{
 		{"sum1000_24h", "sumSeries(bench.sum.*)", "-24h"},
 		{"glob100_6h", "bench.glob.*", "-6h"},
 		{"one_24h", "bench.glob.s7", "-24h"},
-	} {
+		{"glob100_24h", "bench.glob.*", "-24h"},
+		{"avg100_24h", "averageSeries(bench.glob.*)", "-24h"},
+		{"glob100_7d", "bench.glob.*", "-7d"},
+		{"avg100_7d", "averageSeries(bench.glob.*)", "-7d"},
+		{"sum1000_7d", "sumSeries(bench.sum.*)", "-7d"},
+	}
+	for _, c := range mix {
 		b.Run(c.name, func(b *testing.B) {
 			var n int
 			m := startCPU(b, pool)
@@ -119,6 +133,29 @@ func BenchmarkRenderStore(b *testing.B) {
 			b.ReportMetric(float64(n), "bytes/op")
 		})
 	}
+
+	// mix4: every request above from 4 clients at once, each asking
+	// them in turn from its own first one (make bench-render's
+	// requests/s): a round is each client asking each request once.
+	b.Run("mix4", func(b *testing.B) {
+		const clients = 4
+		m := startCPU(b, pool)
+		start := time.Now()
+		for b.Loop() {
+			var wg sync.WaitGroup
+			for i := range clients {
+				wg.Go(func() {
+					for k := range mix {
+						c := mix[(i+k)%len(mix)]
+						get(b, c.target, c.from)
+					}
+				})
+			}
+			wg.Wait()
+		}
+		b.ReportMetric(float64(clients*len(mix)*b.N)/time.Since(start).Seconds(), "requests/s")
+		m.report(b)
+	})
 
 	from, until := now.Add(-24*time.Hour).Unix(), now.Unix()
 	b.Run("fetch", func(b *testing.B) {

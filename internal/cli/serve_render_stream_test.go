@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -67,7 +68,14 @@ func TestRenderStreamAggregateStore(t *testing.T) {
 				} else if c.Start != got[i].Start+int64(lo)*c.Step {
 					t.Fatalf("cut [%d, %d) of %s starts at %d", lo, lo+w, c.Name, c.Start)
 				}
-				got[i].Values = append(got[i].Values, c.Values...)
+				vals := c.Values
+				if vals == nil { // nothing in the cut: all unknown
+					vals = make([]float64, min(lo+w, c.Total)-lo)
+					for k := range vals {
+						vals[k] = math.NaN()
+					}
+				}
+				got[i].Values = append(got[i].Values, vals...)
 			}
 		}
 		if diff := gocmp.Diff(whole, got, cmpopts.EquateNaNs()); diff != "" {

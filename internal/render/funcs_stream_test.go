@@ -131,10 +131,12 @@ func TestStreamAggregateLimitCountsHeld(t *testing.T) {
 }
 
 // windowMem is a MemSource that also cuts what it returns (WindowSource),
-// counting the cuts asked for.
+// counting the cuts asked for; with emptyNil, a cut of a series that
+// holds no value comes back without values, as the store returns one.
 type windowMem struct {
 	*MemSource
-	cuts int
+	cuts     int
+	emptyNil bool
 }
 
 func (m *windowMem) FetchWindow(ctx context.Context, names []string, from, until, now int64, maxDataPoints, lo, hi int) ([]Series, error) {
@@ -147,15 +149,26 @@ func (m *windowMem) FetchWindow(ctx context.Context, names []string, from, until
 		n := len(s.Values)
 		l, h := min(lo, n), min(hi, n)
 		all[i] = Series{Name: s.Name, Start: s.Start + int64(l)*s.Step, Step: s.Step, Values: s.Values[l:h], Total: n}
+		if m.emptyNil && countNonNull(s.Values[l:h]) == 0 {
+			all[i].Values = nil
+		}
 	}
 	return all, nil
 }
 
 // TestStreamAggregateWindows: over a WindowSource the fold reads cuts of
 // slots of every series (under a small point limit, many cuts) and
-// answers what the ordinary evaluation answers.
+// answers what the ordinary evaluation answers, also where the source
+// returns the cuts that hold no value without values.
 func TestStreamAggregateWindows(t *testing.T) {
-	src := &windowMem{MemSource: streamSource()}
+	for _, emptyNil := range []bool{false, true} {
+		t.Run(fmt.Sprintf("emptyNil=%v", emptyNil), func(t *testing.T) {
+			testStreamAggregateWindows(t, &windowMem{MemSource: streamSource(), emptyNil: emptyNil})
+		})
+	}
+}
+
+func testStreamAggregateWindows(t *testing.T, src *windowMem) {
 	small := DefaultOptions()
 	small.Now = func() time.Time { return testNow }
 	small.MaxPoints = 1500 // cuts of 2 slots of 340 series

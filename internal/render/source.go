@@ -58,7 +58,9 @@ type NowSource interface {
 // would return: FetchWindow returns, for each series FetchAt(names, from,
 // until, now, maxDataPoints) would return, its values at indexes [lo, hi)
 // (fewer when it is shorter) with Start the time of index lo and Total the
-// length of the whole series, reading only those slots. The API folds
+// length of the whole series, reading only those slots; Values may be nil
+// when none of them holds a value (a cut before the data of a long
+// range), which the fold skips without a value to allocate. The API folds
 // aggregates over many series one cut at a time (funcs_stream.go).
 type WindowSource interface {
 	Source

@@ -30,7 +30,8 @@ type Series struct {
 	Start, Step int64
 	Values      []float64
 	// Total is the number of values of the whole window: len(Values),
-	// except from FetchWindow.
+	// except from FetchWindow (whose Values may also be nil: all
+	// unknown).
 	Total int
 }
 
@@ -172,7 +173,8 @@ type fetchPlan struct {
 	sch     *schemaInfo
 	res     resolution
 	start   int64
-	values  []float64
+	n       int64        // values of the read (of the cut, for FetchWindow)
+	values  []float64    // nil until allocated (alloc): a cut's plan allocates when its slots hold something
 	updates []rra.Update // cached slots of the chosen archive
 	late    bool         // the cache holds recompute requests of that archive or finer
 	raw     []rawPoint   // cached raw points in the range
@@ -208,7 +210,13 @@ func (s *Store) FetchAt(ctx context.Context, names []string, from, until, now in
 // chosen for (from, until] as FetchAt chooses them, and only the slots of
 // the cut are read. A caller folding many series over a long range (the
 // render API's sumSeries) reads them one cut of slots at a time, each
-// segment once per cut, holding the cut only. Safe for concurrent use.
+// segment once per cut, holding the cut only. In a cut shorter than the
+// window, a series none of whose cut's slots the database holds a row
+// of, nor the cache a value of, comes back with Values nil (every value
+// unknown) and nothing allocated for it (its values are allocated at the
+// first row its segment's statement returns): the cuts of a week's
+// window before a day of data cost a statement that returns no row, not
+// their values and the fold over them. Safe for concurrent use.
 func (s *Store) FetchWindow(ctx context.Context, names []string, from, until, now int64, maxDataPoints, lo, hi int) ([]Series, error) {
 	if lo < 0 || hi < lo {
 		return nil, fmt.Errorf("fetch: bad cut [%d, %d)", lo, hi)
@@ -259,11 +267,14 @@ func (s *Store) fetch(ctx context.Context, names []string, from, until, now int6
 	}
 	out := make([]Series, 0, len(plans))
 	for _, p := range plans {
-		if p.res.archive < 0 && len(p.values) > 0 {
+		if p.res.archive < 0 && p.n > 0 {
 			if err := s.readRaw(ctx, p); err != nil {
 				return nil, err
 			}
 		} else if p.res.archive >= 0 {
+			if len(p.updates) > 0 {
+				p.alloc()
+			}
 			p.applyCache()
 		}
 		out = append(out, Series{Name: p.key, Start: p.start, Step: p.res.step, Values: p.values, Total: p.total})
@@ -285,9 +296,15 @@ type readGroup struct {
 	// several labels to a slot.
 	t0, slot0, step, size int64
 	lap                   bool
-	pos                   []int32
-	minPos, maxPos        int32
-	plans                 map[int32][]*fetchPlan // one name may be asked twice
+	// lazy is set for the plans of a cut shorter than the window
+	// (FetchWindow), whose values are allocated at the statement's first
+	// row (alloc): a cut of a long window before the data (a week asked
+	// of a day) returns no row and costs neither values nor the fold
+	// over them.
+	lazy, allocated bool
+	pos             []int32
+	minPos, maxPos  int32
+	plans           map[int32][]*fetchPlan // one name may be asked twice
 }
 
 // readParallel is how many statements of one Fetch run at once, each on
@@ -338,7 +355,7 @@ func (s *Store) readArchives(ctx context.Context, plans []*fetchPlan) error {
 	groups := map[key]*readGroup{}
 	var order []*readGroup
 	for _, p := range plans {
-		if p.res.archive < 0 || p.id == 0 || len(p.values) == 0 {
+		if p.res.archive < 0 || p.id == 0 || p.n == 0 {
 			continue
 		}
 		lo1, hi1, lo2, hi2 := p.slotRanges()
@@ -349,7 +366,7 @@ func (s *Store) readArchives(ctx context.Context, plans []*fetchPlan) error {
 		if g == nil {
 			a := p.sch.schema.Archive(p.res.archive)
 			g = &readGroup{bundle: k.bundle, seg: k.seg, lo1: lo1, hi1: hi1, lo2: lo2, hi2: hi2,
-				t0: t0, slot0: int64(a.SlotIndex(t0 * 1e6)), step: p.res.step, size: int64(a.Size), lap: len(p.values) <= a.Size,
+				t0: t0, slot0: int64(a.SlotIndex(t0 * 1e6)), step: p.res.step, size: int64(a.Size), lap: p.n <= int64(a.Size),
 				minPos: pos, maxPos: pos, plans: map[int32][]*fetchPlan{}}
 			groups[k] = g
 			order = append(order, g)
@@ -359,6 +376,7 @@ func (s *Store) readArchives(ctx context.Context, plans []*fetchPlan) error {
 			g.minPos, g.maxPos = min(g.minPos, pos), max(g.maxPos, pos)
 		}
 		g.plans[pos] = append(g.plans[pos], p)
+		g.lazy = g.lazy || p.values == nil
 	}
 	// Each group fills only its own plans' values: the groups can run
 	// in parallel.
@@ -391,6 +409,7 @@ func (s *Store) readGroup(ctx context.Context, g *readGroup) error {
 	vs := make([]float64, SegmentWidth+1)
 	known := make([]bool, SegmentWidth+1)
 	for rows.Next() {
+		g.alloc()
 		raw := rows.RawValues()
 		clear(known)
 		if err := decodeArray8(raw[0], func(pos int, bits uint64) { ts[pos] = int64(bits); known[pos] = true }); err != nil {
@@ -418,6 +437,20 @@ func (s *Store) readGroup(ctx context.Context, g *readGroup) error {
 	return nil
 }
 
+// alloc allocates the values of g's plans that have none, once: the
+// statements call it at their first row.
+func (g *readGroup) alloc() {
+	if !g.lazy || g.allocated {
+		return
+	}
+	g.allocated = true
+	for _, ps := range g.plans {
+		for _, p := range ps {
+			p.alloc()
+		}
+	}
+}
+
 // readGroupLap reads the whole slots of a group whose window is within
 // one lap of the ring (sqlReadSlotLap): a slot's values are the window's
 // when the server found every time current, else where its time is the
@@ -440,6 +473,7 @@ func (s *Store) readGroupLap(ctx context.Context, g *readGroup) error {
 	}
 	var ts [SegmentWidth + 1]int64
 	for rows.Next() {
+		g.alloc()
 		raw := rows.RawValues()
 		if len(raw[0]) != 4 {
 			return fmt.Errorf("fetch segment %d: slot of %d bytes", g.seg, len(raw[0]))
@@ -555,6 +589,7 @@ func (s *Store) readGroupPositions(ctx context.Context, g *readGroup) error {
 	var t *int64
 	var v *float64
 	if _, err := pgx.ForEachRow(rows, []any{&pos, &t, &v}, func() error {
+		g.alloc()
 		if t != nil && v != nil {
 			for _, p := range g.plans[pos] {
 				p.put(*t, *v)
@@ -589,14 +624,16 @@ func (s *Store) plan(key string, from, until, now, rawSpan, rawStep, limit int64
 		return nil
 	}
 	total := w.n
+	part := false // a strict part of the window, which may hold nothing
 	if cut != nil {
 		lo, hi := min(cut.lo, w.n), min(cut.hi, w.n)
 		w.start += lo * w.res.step
 		w.n = hi - lo
+		part = w.n < total
 	}
-	p := &fetchPlan{key: key, id: x.id, sch: x.sch, res: w.res, start: w.start, values: make([]float64, w.n), total: int(total)}
-	for i := range p.values {
-		p.values[i] = math.NaN()
+	p := &fetchPlan{key: key, id: x.id, sch: x.sch, res: w.res, start: w.start, n: w.n, total: int(total)}
+	if !part || w.res.archive < 0 {
+		p.alloc()
 	}
 	if w.res.archive >= 0 {
 		if x.ds != nil { // an evicted state has nothing pending
@@ -625,6 +662,17 @@ func (s *Store) plan(key string, from, until, now, rawSpan, rawStep, limit int64
 	return p
 }
 
+// alloc allocates p's values, unknown, unless they are.
+func (p *fetchPlan) alloc() {
+	if p.values != nil {
+		return
+	}
+	p.values = make([]float64, p.n)
+	for i := range p.values {
+		p.values[i] = math.NaN()
+	}
+}
+
 // offset is what a stored slot time exceeds its label by: RRD
 // consolidation stores a slot by its end, Graphite by its start, the label
 // Fetch returns.
@@ -650,7 +698,7 @@ func (p *fetchPlan) put(t int64, v float64) {
 // [lo2, hi2] (-1, -1 when the window does not wrap).
 func (p *fetchPlan) slotRanges() (lo1, hi1, lo2, hi2 int32) {
 	a := p.sch.schema.Archive(p.res.archive)
-	step, n, off := p.res.step, int64(len(p.values)), p.offset()
+	step, n, off := p.res.step, p.n, p.offset()
 	lo1, hi1, lo2, hi2 = 0, int32(a.Size-1), -1, -1
 	if n < int64(a.Size) {
 		lo := a.SlotIndex((p.start + off) * 1e6)

@@ -218,3 +218,101 @@ func BenchmarkDecodeArray8(b *testing.B) {
 		_ = decodeArray8(buf, func(_ int, bits uint64) { sum += bits })
 	}
 }
+
+// TestFetchWindowEmptyCuts: a cut of a long window whose slots hold
+// nothing (a week's window over a day of data) comes back without
+// values, no slot allocated for it, while the cuts that hold the data
+// come back whole and equal to FetchAt's; a cut whose only value is still
+// in the cache is not skipped.
+func TestFetchWindowEmptyCuts(t *testing.T) {
+	ctx := context.Background()
+	c := &clock{now: time.Unix(base+7*86400, 0)}
+	cfg := testConfig(t, c)
+	cfg.Raw = nil
+	cfg.Rules = []rra.Rule{rule(t, `.`, "60s", "", "60s:7d")} // a ring of 10,080 slots
+	s := open(t, newPool(t), cfg)
+	const n = 250 // two segments
+	name := func(i int) string { return fmt.Sprintf("e.s%d", i) }
+	names := make([]string, n)
+	var pts []ingest.Point
+	for i := range n {
+		names[i] = name(i)
+		for k := range 1440 { // the last day
+			at := base + 6*86400 + int64(k)*60
+			pts = append(pts, ingest.Point{Name: name(i), Value: float64(i*10000 + k), Time: at * 1e6})
+		}
+	}
+	if err := s.Add(ctx, pts); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	now := c.now.Unix()
+	from, until := now-7*86400, now
+	whole, err := s.FetchAt(ctx, names, from, until, now, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(whole) != n || len(whole[0].Values) != 10080 {
+		t.Fatalf("FetchAt: %d series", len(whole))
+	}
+	for _, cut := range [][2]int{{0, 4000}, {4000, 8000}, {8000, 12000}} {
+		got, err := s.FetchWindow(ctx, names, from, until, now, 0, cut[0], cut[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != n {
+			t.Fatalf("cut %v: %d series, want %d", cut, len(got), n)
+		}
+		for i, sr := range got {
+			w := whole[i]
+			if sr.Name != w.Name || sr.Step != 60 || sr.Total != 10080 || sr.Start != w.Start+int64(cut[0])*60 {
+				t.Fatalf("cut %v: %s step %d total %d from %d", cut, sr.Name, sr.Step, sr.Total, sr.Start)
+			}
+			hi := min(cut[1], 10080)
+			empty := true
+			for _, v := range w.Values[cut[0]:hi] {
+				empty = empty && math.IsNaN(v)
+			}
+			switch {
+			case empty && sr.Values != nil:
+				t.Fatalf("cut %v of %s: %d values allocated where no slot holds one", cut, sr.Name, len(sr.Values))
+			case !empty && len(sr.Values) != hi-cut[0]:
+				t.Fatalf("cut %v of %s: %d values, want %d", cut, sr.Name, len(sr.Values), hi-cut[0])
+			}
+			for j, v := range sr.Values {
+				if want := w.Values[cut[0]+j]; !(v == want || math.IsNaN(v) && math.IsNaN(want)) {
+					t.Fatalf("cut %v of %s at %d: %v, want %v", cut, sr.Name, j, v, want)
+				}
+			}
+		}
+	}
+	// a cut of the whole window is read as FetchAt reads it
+	all, err := s.FetchWindow(ctx, names, from, until, now, 0, 0, 20000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, sr := range all {
+		if len(sr.Values) != 10080 || sr.Values[9000] != whole[i].Values[9000] {
+			t.Fatalf("whole window of %s: %d values", sr.Name, len(sr.Values))
+		}
+	}
+	// a point of an old slot still in the cache (written late, before the
+	// data): its cut holds a value though the database has none there
+	old := int64(base + 86400)
+	if err := s.Add(ctx, []ingest.Point{{Name: name(3), Value: 7, Time: old * 1e6}}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.FetchWindow(ctx, names[:5], from, until, now, 0, 0, 4000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := int((old - got[3].Start) / 60)
+	if len(got[3].Values) != 4000 || got[3].Values[k] != 7 {
+		t.Fatalf("cached point: %d values, want 4000 with 7 at %d", len(got[3].Values), k)
+	}
+	if got[2].Values != nil {
+		t.Fatalf("%s: %d values where no slot holds one", got[2].Name, len(got[2].Values))
+	}
+}

@@ -23,7 +23,10 @@ tagged series takes hours at 300,000. A tagged series the bench's requests
 never read (one point, not selected) is registered in graphite-web's tag
 database, which is what seriesByTag searches, without a whisper file.
 VictoriaMetrics gets the same points over Graphite plaintext (TCP), then
-a forced flush once it counts them all inserted.
+a forced flush once it counts them all inserted; pgts is timed once its
+store has written everything it received to PostgreSQL (its /metrics
+count no unflushed series and a completed flush that stored no slot), not
+while the flushes of the loaded points still run beside the requests.
 
 Before timing, each system's answer to each request over the same
 absolute range is compared with pgts': graphite-web's as the number of
@@ -207,6 +210,35 @@ def send_plaintext_all(port, spec):
             s.sendall("".join(buf).encode())
             n += len(buf)
     return n
+
+
+def wait_flushed(pg, timeout=3600):
+    """Waits until pgts' store has written everything it received: no
+    series left unflushed, and a flush that completed since the last one
+    seen stored no slot (pgts_store_* in /metrics). The first flush after
+    a bulk load leaves the slots that closed meanwhile to the next ones,
+    which write hundreds of thousands more: timing the reads while those
+    run measures the flushes, not the reads."""
+    def counters():
+        st, body = daemons.http_get(pg.url + "/metrics")
+        if st != 200:
+            raise RuntimeError("pgts /metrics answered %d" % st)
+        got = {}
+        for line in body.decode().splitlines():
+            for k in ("pgts_store_flushes_total", "pgts_store_unflushed_series", "pgts_store_slots_stored_total"):
+                if line.startswith(k + " "):
+                    got[k] = float(line.split()[1])
+        return got
+    last = [counters()]
+
+    def done():
+        c, prev = counters(), last[0]
+        if c.get("pgts_store_flushes_total", 0) == prev.get("pgts_store_flushes_total", 0):
+            return False
+        last[0] = c
+        return (c.get("pgts_store_unflushed_series", 1) == 0 and
+                c.get("pgts_store_slots_stored_total", 0) == prev.get("pgts_store_slots_stored_total", -1))
+    daemons.wait_until("pgts to flush every series", done, timeout, 0.5)
 
 
 def load_vm(vm, spec):
@@ -511,6 +543,7 @@ def main():
             if name == "pgts":
                 n = send_all(s.pickle_port, spec)
                 s.wait_stored({"pickle": n}, timeout=3600)
+                wait_flushed(s)
                 log("pgts: %d points" % n)
             elif name == "VictoriaMetrics":
                 load_vm(s, spec)
