@@ -151,3 +151,45 @@ func TestRealTimeViewReadsInvalidatedKeysOnly(t *testing.T) {
 		}
 	}
 }
+
+// scanLoops is the loops of the scans of relations named name.
+func (n planNode) scanLoops(name string) int64 {
+	var sum float64
+	n.walk(func(p planNode) {
+		if rel, _ := p["Relation Name"].(string); rel == name {
+			sum += p.num("Actual Loops")
+		}
+	})
+	return int64(sum)
+}
+
+// TestRealTimeViewChecksStoredRowsOnce: the real-time view checks its
+// stored rows against the invalidation records without a lookup per
+// stored row (a hashed list of the invalidated buckets; the range records
+// only from the first bucket one covers), with a pair and a range record
+// below the watermark, and without any.
+func TestRealTimeViewChecksStoredRowsOnce(t *testing.T) {
+	c := &clock{t: time.Date(2024, 3, 13, 15, 30, 0, 0, time.UTC)}
+	start := time.Date(2024, 3, 12, 0, 0, 0, 0, time.UTC)
+	pool, m, _, _ := realTimeTable(t, c, start)
+	const stored = 50 * 10
+	check := func(what string) {
+		t.Helper()
+		p := explain(t, pool, `SELECT * FROM h`)
+		for _, rel := range []string{"rollup_invalidation", "rollup_invalidation_range"} {
+			// a few scans per part of the view, and one per stored row
+			// of an invalidated bucket (50 devices)
+			if n := p.scanLoops(rel); n > 60 {
+				t.Errorf("%s: the view scanned %s %d times (%d stored rows)", what, rel, n, stored)
+			}
+		}
+		if d := diff(fetch(t, pool, rtView), fetch(t, pool, rtRaw), all); d != "" {
+			t.Fatalf("%s: the real-time view differs from GROUP BY:\n%s", what, d)
+		}
+	}
+	check("no invalidation")
+	execSQL(t, pool, `INSERT INTO rt VALUES ($1, 7, -1)`, start.Add(3*time.Hour+time.Minute))
+	check("a pair")
+	loadRT(t, pool, m, c, [][3]any{{start.Add(8*time.Hour + time.Minute), 8, -2}})
+	check("a pair and a range record")
+}

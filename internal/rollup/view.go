@@ -55,3 +55,40 @@ func (r *Rollup) invalidatedSelect(w, f string) string {
 		r.ID, r.ts.us("a.bucket"), r.key("a"))
 	return pairs + "\nUNION ALL\n" + ranges
 }
+
+// realTimeStates is the query of the real-time view's partial states:
+//
+//	materialized rows below the watermark, except the groups invalidated
+//	UNION ALL  the source's rows at or after the watermark, aggregated
+//	UNION ALL  the invalidated groups below the watermark, re-aggregated
+//
+// The stored rows' check against the invalidations costs little per row:
+// a row is looked up among the pairs only when its bucket has one (a
+// hashed NOT IN of the few invalidated buckets), and among the range
+// records only when its bucket lies between the first and the last bucket
+// the records below the watermark cover (none, usually: pgts load's
+// records of new rows are past it).
+func (r *Rollup) realTimeStates() string {
+	q := pg.QuoteIdent
+	cols := r.dataColumns()
+	w := fmt.Sprintf("(SELECT watermark FROM pgts.rollup WHERE id = %d)", r.ID)
+	f := fmt.Sprintf("(SELECT coalesce(frozen_below, -9223372036854775808) FROM pgts.rollup WHERE id = %d)", r.ID)
+	mcols := make([]string, len(cols))
+	for i, c := range cols {
+		mcols[i] = "m." + c
+	}
+	t := "r." + q(r.TimeColumn)
+	stored := "SELECT " + strings.Join(mcols, ", ") + " FROM " + r.data() + " m WHERE m.bucket < " + r.ts.from(w) +
+		fmt.Sprintf("\nAND (m.bucket NOT IN (SELECT %s FROM pgts.rollup_invalidation i WHERE i.rollup_id = %d AND i.bucket_us < %s AND i.bucket_us >= %s)",
+			r.ts.from("i.bucket_us"), r.ID, w, f) +
+		fmt.Sprintf("\n\tOR NOT EXISTS (SELECT 1 FROM pgts.rollup_invalidation i WHERE i.rollup_id = %d AND i.bucket_us = %s AND i.bucket_us >= %s AND i.key = %s))",
+			r.ID, r.ts.us("m.bucket"), f, r.key("m")) +
+		fmt.Sprintf("\nAND (m.bucket < (SELECT coalesce(min(%s), %s) FROM pgts.rollup_invalidation_range g WHERE g.rollup_id = %d AND g.lo_us < %s)",
+			r.rangeLo("g.lo_us"), r.ts.from(w), r.ID, w) +
+		fmt.Sprintf("\n\tOR m.bucket >= (SELECT max(%s) FROM pgts.rollup_invalidation_range g WHERE g.rollup_id = %d AND g.lo_us < %s)",
+			r.rangeHi("g.hi_us"), r.ID, w) +
+		fmt.Sprintf("\n\tOR %s < %s OR NOT %s)", r.ts.us("m.bucket"), f, r.rangeCovers("m", w))
+	return stored +
+		"\nUNION ALL\n" + r.aggSelect(r.source()+" r", t+" >= "+r.ts.from(w)) +
+		"\nUNION ALL\n" + r.invalidatedSelect(w, f)
+}
