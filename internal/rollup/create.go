@@ -225,6 +225,9 @@ func makeView(ctx context.Context, tx pgx.Tx, r *Rollup) error {
 	if err := readKeyTypes(ctx, tx, r); err != nil {
 		return err
 	}
+	if err := readStateTypes(ctx, tx, r); err != nil {
+		return err
+	}
 	floats := map[string]bool{}
 	for _, a := range r.Aggs {
 		if a.Func != Avg {

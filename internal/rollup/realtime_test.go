@@ -193,3 +193,107 @@ func TestRealTimeViewChecksStoredRowsOnce(t *testing.T) {
 	loadRT(t, pool, m, c, [][3]any{{start.Add(8*time.Hour + time.Minute), 8, -2}})
 	check("a pair and a range record")
 }
+
+// TestRealTimeViewPartialBucket: the refresh materializes the bucket
+// holding now up to now (the row time T), and the real-time view reads
+// of the source only the rows at or after T; rows written after the
+// refresh with times before T (psql: a pair of the bucket; pgts load: a
+// range record starting before T) make the view re-aggregate that
+// bucket's key, and at every point the view equals GROUP BY over the raw
+// rows, up to the refresh that materializes the whole bucket.
+func TestRealTimeViewPartialBucket(t *testing.T) {
+	c := &clock{t: time.Date(2024, 3, 13, 15, 30, 0, 0, time.UTC)}
+	start := time.Date(2024, 3, 12, 0, 0, 0, 0, time.UTC)
+	pool, m, rs, r := realTimeTable(t, c, start)
+	partialScenario(t, c, pool, m, rs, r, true)
+}
+
+// TestViewBeforePartialBuckets: a rollup whose view was made before
+// catalog migration 12 (its states: the stored rows below the watermark,
+// the source's rows at or after it, the invalidated groups below it) and
+// which has no partial_us yet stays equal to GROUP BY when the refresh
+// materializes its current bucket in part.
+func TestViewBeforePartialBuckets(t *testing.T) {
+	ctx := context.Background()
+	c := &clock{t: time.Date(2024, 3, 13, 15, 30, 0, 0, time.UTC)}
+	start := time.Date(2024, 3, 12, 0, 0, 0, 0, time.UTC)
+	pool, m, rs, r := realTimeTable(t, c, start)
+	if err := readKeyTypes(ctx, pool, r); err != nil {
+		t.Fatal(err)
+	}
+	w := fmt.Sprintf("(SELECT watermark FROM pgts.rollup WHERE id = %d)", r.ID)
+	f := fmt.Sprintf("(SELECT coalesce(frozen_below, -9223372036854775808) FROM pgts.rollup WHERE id = %d)", r.ID)
+	states := r.storedStates(w, f) + "\nUNION ALL\n" + r.aggSelect(r.source()+" r", "r.time >= "+r.ts.from(w)) +
+		"\nUNION ALL\n" + r.invalidatedSelect(w, w, f)
+	execSQL(t, pool, "CREATE OR REPLACE VIEW h AS "+finalSelect(states, r.GroupBy, r.Aggs, map[string]bool{"avg_v": true}))
+	execSQL(t, pool, `UPDATE pgts.rollup SET partial_us = NULL`)
+	partialScenario(t, c, pool, m, rs, r, false)
+}
+
+// partialScenario writes into the bucket holding now, before and after
+// the time the refresh materialized it up to, refreshes as the clock
+// moves, and checks the view h against GROUP BY at each point; partial
+// says whether the view reads only the rows after that time.
+func partialScenario(t *testing.T, c *clock, pool *pgxpool.Pool, m *partition.Manager, rs *Rollups, r *Rollup, partial bool) {
+	ctx := context.Background()
+	bucket := time.Date(2024, 3, 13, 15, 0, 0, 0, time.UTC)
+	// 50 devices, a row a minute from 15:00 to 15:29
+	execSQL(t, pool, `INSERT INTO rt SELECT $1::timestamptz + i * interval '1 minute', d, i + d * 0.25
+		FROM generate_series(0, 29) i, generate_series(1, 50) d`, bucket)
+	same := func(what string) {
+		t.Helper()
+		if d := diff(fetch(t, pool, rtView), fetch(t, pool, rtRaw), all); d != "" {
+			t.Fatalf("%s: the real-time view differs from GROUP BY:\n%s", what, d)
+		}
+	}
+	refresh := func() {
+		t.Helper()
+		if _, err := rs.Refresh(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	refresh()
+	same("after the refresh")
+	// one row per device after T, by pgts load (range records of times
+	// at or after T)
+	var rows [][3]any
+	for d := 1; d <= 50; d++ {
+		rows = append(rows, [3]any{c.t.Add(time.Duration(d) * time.Second), d, float64(d)})
+	}
+	loadRT(t, pool, m, c, rows)
+	q := fmt.Sprintf(`SELECT * FROM h WHERE bucket >= '%s'`, bucket.Format(time.RFC3339))
+	if n := explain(t, pool, q).rowsRead("rt_p"); partial && n > 2*50 {
+		t.Errorf("the real-time view read %d source rows for the current bucket: 50 written since the refresh, %d before it", n, 50*30)
+	}
+	same("rows after T by pgts load")
+	// late rows before T: psql (a pair), pgts load (a range record)
+	execSQL(t, pool, `INSERT INTO rt VALUES ($1, 3, -3)`, bucket.Add(10*time.Minute+time.Second))
+	same("a row before T by psql")
+	loadRT(t, pool, m, c, [][3]any{{bucket.Add(20*time.Minute + time.Second), 4, -4.0}})
+	same("a row before T by pgts load")
+	execSQL(t, pool, `UPDATE rt SET v = v + 1 WHERE device = 5 AND time >= $1`, bucket)
+	execSQL(t, pool, `DELETE FROM rt WHERE device = 6 AND time >= $1`, bucket)
+	same("an update and a delete in the bucket")
+	c.t = c.t.Add(10 * time.Minute)
+	refresh()
+	same("refreshed 10 minutes later")
+	execSQL(t, pool, `INSERT INTO rt VALUES ($1, 7, -7), ($2, 8, -8)`, c.t.Add(-time.Minute), c.t.Add(time.Minute))
+	same("rows just before and after T by psql")
+	c.t = c.t.Add(30 * time.Minute) // the next bucket
+	refresh()
+	same("refreshed in the next bucket")
+	var partialUs, watermark int64
+	if err := pool.QueryRow(ctx, `SELECT partial_us, watermark FROM pgts.rollup WHERE id = $1`, r.ID).Scan(&partialUs, &watermark); err != nil {
+		t.Fatal(err)
+	}
+	if partialUs != c.t.UnixMicro() || watermark != bucket.Add(time.Hour).UnixMicro() {
+		t.Errorf("partial_us %d, watermark %d; want %d and %d", partialUs, watermark, c.t.UnixMicro(), bucket.Add(time.Hour).UnixMicro())
+	}
+	var n int64
+	if err := pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM pgts.rollup_invalidation) + (SELECT count(*) FROM pgts.rollup_invalidation_range)`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n != 0 {
+		t.Errorf("%d invalidation records left after the refresh", n)
+	}
+}

@@ -127,6 +127,8 @@ type Rollup struct {
 	ts          timeSQL
 	parentTypes map[string]string // parent's data table column → its SQL type
 	keyTypes    []string          // SQL types of GroupBy (readKeyTypes)
+	// SQL types of the data table's columns (readStateTypes, view.go)
+	stateSQLTypes map[string]string
 }
 
 // String is schema.name.
