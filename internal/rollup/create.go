@@ -240,6 +240,11 @@ func makeView(ctx context.Context, tx pgx.Tx, r *Rollup) error {
 		}
 		floats[a.Name] = typ == "double precision" || typ == "real"
 	}
+	if r.RealTime {
+		if _, err := tx.Exec(ctx, r.invalidatedFunction()); err != nil {
+			return fmt.Errorf("rollup %s: making its function of invalidated groups: %w", r, err)
+		}
+	}
 	if _, err := tx.Exec(ctx, r.viewSQL(floats)); err != nil {
 		return fmt.Errorf("rollup %s: making its view: %w", r, err)
 	}
@@ -279,7 +284,7 @@ func (rs *Rollups) Drop(ctx context.Context, r *Rollup) error {
 				}
 			}
 		}
-		if _, err := tx.Exec(ctx, "DROP FUNCTION IF EXISTS "+r.functionName()+"(); DROP FUNCTION IF EXISTS "+r.relFunctionName()+"(regclass)",
+		if _, err := tx.Exec(ctx, "DROP FUNCTION IF EXISTS "+r.functionName()+"(); DROP FUNCTION IF EXISTS "+r.relFunctionName()+"(regclass); DROP FUNCTION IF EXISTS "+r.invalidatedFunctionName()+"()",
 			pgx.QueryExecModeSimpleProtocol); err != nil {
 			return fmt.Errorf("dropping rollup %s: %w", r, err)
 		}

@@ -125,7 +125,7 @@ WHERE NOT (a.bucket < %s AND (EXISTS (SELECT 1 FROM pgts.rollup_invalidation i W
 	OR %s))`, sel.String(), partial, raw, group.String(), r.ts.from(c), r.ID, r.ts.us("a.bucket"), r.key("a"), r.rangeCovers("a", p))
 	return stored +
 		"\nUNION ALL\n" + current +
-		"\nUNION ALL\n" + r.invalidatedSelect(c, p, f)
+		"\nUNION ALL\nSELECT * FROM " + r.invalidatedFunctionName() + "()"
 }
 
 // storedStates is the real-time view's materialized rows below the
@@ -181,4 +181,26 @@ func readStateTypes(ctx context.Context, db catalog.DB, r *Rollup) error {
 	}
 	r.stateSQLTypes = types
 	return nil
+}
+
+func (r *Rollup) invalidatedFunctionName() string {
+	return "pgts." + pg.QuoteIdent(fmt.Sprintf("rollup_%d_invalidated", r.ID))
+}
+
+// invalidatedFunction is the function returning the real-time view's
+// invalidated groups re-aggregated (invalidatedSelect). In a view, that
+// part, empty most of the time, would be planned at every query, over
+// every partition of the source, in each of its three scans of it: most
+// of the view's planning. A PL/pgSQL function plans its query once per
+// session (the cached plan is made again when a partition is added or
+// dropped).
+func (r *Rollup) invalidatedFunction() string {
+	rollup := func(expr string) string {
+		return fmt.Sprintf("(SELECT %s FROM pgts.rollup WHERE id = %d)", expr, r.ID)
+	}
+	f := rollup("coalesce(frozen_below, -9223372036854775808)")
+	pt := "greatest(watermark, coalesce(partial_us, watermark))"
+	body := "\nBEGIN\nRETURN QUERY " + r.invalidatedSelect(rollup(r.ts.us(r.rangeHi(pt))), rollup(pt), f) + ";\nEND\n"
+	return fmt.Sprintf("CREATE OR REPLACE FUNCTION %s() RETURNS SETOF %s LANGUAGE plpgsql STABLE ROWS 10 AS %s",
+		r.invalidatedFunctionName(), r.data(), dollarQuote(body))
 }
