@@ -320,10 +320,10 @@ func partialScenario(t *testing.T, c *clock, pool *pgxpool.Pool, m *partition.Ma
 	}
 }
 
-// TestRealTimeViewPlansSourceOnce: the real-time view's plan scans the
-// source's partitions in one place only (the rows after the partial
-// bucket's time); the invalidated groups' scans of it, empty most of the
-// time, are planned once per session in a function, not at each query.
+// TestRealTimeViewPlansSourceOnce: the real-time view's plan has no scan
+// of the source's partitions: its parts that read the source (the rows
+// after the partial bucket's time, the invalidated groups), a few rows,
+// are planned once per session in a function, not at each query.
 func TestRealTimeViewPlansSourceOnce(t *testing.T) {
 	ctx := context.Background()
 	c := &clock{t: time.Date(2024, 3, 13, 15, 30, 0, 0, time.UTC)}
@@ -347,7 +347,7 @@ func TestRealTimeViewPlansSourceOnce(t *testing.T) {
 			scans++
 		}
 	})
-	if scans > leaves {
+	if scans > 0 {
 		t.Errorf("the view's plan has %d scans of the source's %d partitions", scans, leaves)
 	}
 }

@@ -64,11 +64,12 @@ func (r *Rollup) invalidatedSelect(c, p, f string) string {
 // realTimeStates is the query of the real-time view's partial states:
 //
 //	materialized rows below the watermark W, except the groups invalidated
-//	UNION ALL  the bucket at W: its partial states (rows before the row
-//	           time P, partial.go) and the source's rows at or after P,
-//	           aggregated, combined; except the groups invalidated
-//	UNION ALL  the invalidated groups below C (W, or the end of the
-//	           bucket at W when it is partly materialized), re-aggregated
+//	UNION ALL  the rows of the function pgts."rollup_ID_invalidated"():
+//	  the bucket at W: its partial states (rows before the row time P,
+//	  partial.go) and the source's rows at or after P, aggregated,
+//	  combined; except the groups invalidated
+//	  UNION ALL  the invalidated groups below C (W, or the end of the
+//	  bucket at W when it is partly materialized), re-aggregated
 //
 // The stored rows' check against the invalidations costs little per row:
 // a row is looked up among the pairs only when its bucket has one (a
@@ -80,13 +81,21 @@ func (r *Rollup) invalidatedSelect(c, p, f string) string {
 // more than the few thousand rows of a bucket), bounded above too so that
 // the planner estimates them as a narrow range.
 func (r *Rollup) realTimeStates() string {
+	w := fmt.Sprintf("(SELECT watermark FROM pgts.rollup WHERE id = %d)", r.ID)
+	f := fmt.Sprintf("(SELECT coalesce(frozen_below, -9223372036854775808) FROM pgts.rollup WHERE id = %d)", r.ID)
+	return r.storedStates(w, f) + "\nUNION ALL\nSELECT * FROM " + r.invalidatedFunctionName() + "()"
+}
+
+// currentStates is the bucket at the watermark W: its partial states
+// (rows before P) and the source's rows at or after P, aggregated,
+// combined; except its invalidated groups.
+func (r *Rollup) currentStates() string {
 	q := pg.QuoteIdent
 	cols := r.dataColumns()
 	rollup := func(expr string) string {
 		return fmt.Sprintf("(SELECT %s FROM pgts.rollup WHERE id = %d)", expr, r.ID)
 	}
 	w := rollup("watermark")
-	f := rollup("coalesce(frozen_below, -9223372036854775808)")
 	pt := "greatest(watermark, coalesce(partial_us, watermark))"
 	p := rollup(pt)
 	c := rollup(r.ts.us(r.rangeHi(pt)))
@@ -94,9 +103,6 @@ func (r *Rollup) realTimeStates() string {
 	for i, c := range cols {
 		mcols[i] = "m." + c
 	}
-	stored := r.storedStates(w, f)
-
-	// the partial bucket and the rows past P, combined
 	st := "s." + q(r.TimeColumn)
 	raw := r.aggSelect(fmt.Sprintf("%s pt CROSS JOIN LATERAL (SELECT * FROM %s s WHERE %s >= %s AND %s <= (SELECT %s) OFFSET 0) r",
 		rollup(pt+" AS p"), r.source(), st, r.ts.from("pt.p"), st, r.ts.maxLit()), "")
@@ -118,14 +124,11 @@ func (r *Rollup) realTimeStates() string {
 			sel.WriteString(", " + x + " AS " + q(sc))
 		}
 	}
-	current := fmt.Sprintf(`SELECT a.* FROM (%s FROM (%s
+	return fmt.Sprintf(`SELECT a.* FROM (%s FROM (%s
 UNION ALL
 %s) r%s) a
 WHERE NOT (a.bucket < %s AND (EXISTS (SELECT 1 FROM pgts.rollup_invalidation i WHERE i.rollup_id = %d AND i.bucket_us = %s AND i.key = %s)
 	OR %s))`, sel.String(), partial, raw, group.String(), r.ts.from(c), r.ID, r.ts.us("a.bucket"), r.key("a"), r.rangeCovers("a", p))
-	return stored +
-		"\nUNION ALL\n" + current +
-		"\nUNION ALL\nSELECT * FROM " + r.invalidatedFunctionName() + "()"
 }
 
 // storedStates is the real-time view's materialized rows below the
@@ -188,19 +191,21 @@ func (r *Rollup) invalidatedFunctionName() string {
 }
 
 // invalidatedFunction is the function returning the real-time view's
-// invalidated groups re-aggregated (invalidatedSelect). In a view, that
-// part, empty most of the time, would be planned at every query, over
-// every partition of the source, in each of its three scans of it: most
-// of the view's planning. A PL/pgSQL function plans its query once per
-// session (the cached plan is made again when a partition is added or
-// dropped).
+// rows not stored: the current bucket (currentStates) and the invalidated
+// groups re-aggregated (invalidatedSelect), a few rows, and none from the
+// invalidated part most of the time. In the view, their query would be
+// planned at every query, over every partition of the source, in each of
+// its four scans of it: nearly all of the view's planning. A PL/pgSQL
+// function plans it once per session (the cached plan is made again when
+// a partition is added or dropped); the query's own filters apply to its
+// rows after.
 func (r *Rollup) invalidatedFunction() string {
 	rollup := func(expr string) string {
 		return fmt.Sprintf("(SELECT %s FROM pgts.rollup WHERE id = %d)", expr, r.ID)
 	}
 	f := rollup("coalesce(frozen_below, -9223372036854775808)")
 	pt := "greatest(watermark, coalesce(partial_us, watermark))"
-	body := "\nBEGIN\nRETURN QUERY " + r.invalidatedSelect(rollup(r.ts.us(r.rangeHi(pt))), rollup(pt), f) + ";\nEND\n"
+	body := "\nBEGIN\nRETURN QUERY " + r.currentStates() + "\nUNION ALL\n" + r.invalidatedSelect(rollup(r.ts.us(r.rangeHi(pt))), rollup(pt), f) + ";\nEND\n"
 	return fmt.Sprintf("CREATE OR REPLACE FUNCTION %s() RETURNS SETOF %s LANGUAGE plpgsql STABLE ROWS 10 AS %s",
 		r.invalidatedFunctionName(), r.data(), dollarQuote(body))
 }
