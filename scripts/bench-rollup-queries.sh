@@ -24,6 +24,7 @@
 # SUMMARY) of a run without parallel workers (theirs are not in the
 # backend's counters; the timed runs may use them). EXPLAIN=1 prints the
 # plans. Prints a Markdown table and the load average before and after.
+# CLEANUP=1 drops the rollups and the table at the end.
 set -euo pipefail
 BIN=${BIN:-bin/pgts}
 WORKERS=${WORKERS:-2}
@@ -138,3 +139,8 @@ done
 echo
 for c in "${names[@]}"; do echo "rounds, $c (ms): ${all[$c]}"; done
 echo "load average (1, 5, 15 min): $load0 before, $load1 after"
+if [ "${CLEANUP:-0}" = 1 ]; then
+	"$BIN" rollup drop rq_rt --yes >/dev/null 2>&1 || true
+	"$BIN" rollup drop rq_mat --yes >/dev/null 2>&1 || true
+	"$BIN" table drop rq --yes >/dev/null 2>&1 || true
+fi
