@@ -308,7 +308,16 @@ var migrations = []string{
 	// on the coordinator (each shard keeps an ordinary rollup of each
 	// partition it holds). Self-contained (IF NOT EXISTS).
 	shardedRollupMigration,
+	// 12 (package rollup, partial.go): the refresh materializes the
+	// bucket holding now up to a row time (pgts.rollup.partial_us), and
+	// the real-time view aggregates only the rows after it. Self-contained
+	// (IF NOT EXISTS); rollups made before it have NULL there and views
+	// that do not read it.
+	rollupPartialMigration,
 }
+
+const rollupPartialMigration = `ALTER TABLE pgts.rollup ADD COLUMN IF NOT EXISTS partial_us bigint;
+	COMMENT ON COLUMN pgts.rollup.partial_us IS 'Rows of the bucket starting at watermark with times before partial_us (microseconds since the epoch) are materialized in that bucket''s row of the data table (partial states); the real-time view aggregates only the later ones. NULL or at most watermark: none.';`
 
 const shardedRollupMigration = `CREATE TABLE IF NOT EXISTS pgts.sharded_rollup (
 		id             serial PRIMARY KEY,

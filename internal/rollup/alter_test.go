@@ -128,12 +128,17 @@ func TestAlterAddAggregate(t *testing.T) {
 		t.Fatalf("the rewritten bucket %s: %v", rewritten, got[rewritten])
 	}
 	// The daily rollup built on it is unaffected (its real-time part
-	// reads what hourly has materialized: the rows before its watermark).
+	// reads what hourly has materialized: the rows before its watermark,
+	// and those of its partial bucket, before partial_us).
 	if hourly, err = rs.Get(ctx, "hourly"); err != nil {
 		t.Fatal(err)
 	}
+	var upto int64
+	if err := pool.QueryRow(ctx, `SELECT greatest(watermark, coalesce(partial_us, watermark)) FROM pgts.rollup WHERE id = $1`, hourly.ID).Scan(&upto); err != nil {
+		t.Fatal(err)
+	}
 	dailyRaw := fmt.Sprintf(`SELECT (extract(epoch FROM pgts.time_bucket('1 day', time)) * 1000000)::bigint, jsonb_build_array(device)::text,
-		avg(v)::float8, count(*) FROM raw WHERE time < timestamptz 'epoch' + %d * interval '1 microsecond' GROUP BY 1, 2`, hourly.Watermark)
+		avg(v)::float8, count(*) FROM raw WHERE time < timestamptz 'epoch' + %d * interval '1 microsecond' GROUP BY 1, 2`, upto)
 	dailyView := `SELECT (extract(epoch FROM bucket) * 1000000)::bigint, jsonb_build_array(device)::text, avg_v::float8, count FROM daily`
 	if d := diff(fetch(t, pool, dailyView), fetch(t, pool, dailyRaw), all); d != "" {
 		t.Fatalf("daily after the alter of hourly:\n%s", d)

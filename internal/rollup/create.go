@@ -225,6 +225,9 @@ func makeView(ctx context.Context, tx pgx.Tx, r *Rollup) error {
 	if err := readKeyTypes(ctx, tx, r); err != nil {
 		return err
 	}
+	if err := readStateTypes(ctx, tx, r); err != nil {
+		return err
+	}
 	floats := map[string]bool{}
 	for _, a := range r.Aggs {
 		if a.Func != Avg {
@@ -236,6 +239,11 @@ func makeView(ctx context.Context, tx pgx.Tx, r *Rollup) error {
 			return fmt.Errorf("rollup %s: reading its column types: %w", r, err)
 		}
 		floats[a.Name] = typ == "double precision" || typ == "real"
+	}
+	if r.RealTime {
+		if _, err := tx.Exec(ctx, r.invalidatedFunction()); err != nil {
+			return fmt.Errorf("rollup %s: making its function of invalidated groups: %w", r, err)
+		}
 	}
 	if _, err := tx.Exec(ctx, r.viewSQL(floats)); err != nil {
 		return fmt.Errorf("rollup %s: making its view: %w", r, err)
@@ -276,7 +284,7 @@ func (rs *Rollups) Drop(ctx context.Context, r *Rollup) error {
 				}
 			}
 		}
-		if _, err := tx.Exec(ctx, "DROP FUNCTION IF EXISTS "+r.functionName()+"(); DROP FUNCTION IF EXISTS "+r.relFunctionName()+"(regclass)",
+		if _, err := tx.Exec(ctx, "DROP FUNCTION IF EXISTS "+r.functionName()+"(); DROP FUNCTION IF EXISTS "+r.relFunctionName()+"(regclass); DROP FUNCTION IF EXISTS "+r.invalidatedFunctionName()+"()",
 			pgx.QueryExecModeSimpleProtocol); err != nil {
 			return fmt.Errorf("dropping rollup %s: %w", r, err)
 		}

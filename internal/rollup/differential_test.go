@@ -207,7 +207,7 @@ func (w *world) leaf() (string, func() time.Time) {
 }
 
 func (w *world) step() string {
-	switch op := w.rnd.IntN(13); op {
+	switch op := w.rnd.IntN(14); op {
 	case 0, 1:
 		rows := w.randRows(1+w.rnd.IntN(40), w.randTime)
 		for _, r := range rows {
@@ -274,17 +274,46 @@ func (w *world) step() string {
 	case 11:
 		w.checkRealTime()
 		return "check the real-time views"
+	case 13:
+		return w.currentBucket()
 	default:
 		w.refreshAndCheck()
 		return "refresh, check"
 	}
 }
 
+// currentBucket writes rows into the bucket holding now, which the last
+// refresh may have materialized up to now (partial.go): some with times
+// before the clock, some after, by psql INSERT (a pair of the bucket) and
+// by pgts load (a range record starting before or after the row time
+// materialized), then checks the real-time views.
+func (w *world) currentBucket() string {
+	b := w.c.t.Truncate(time.Hour)
+	at := func() time.Time {
+		return b.Add(time.Duration(w.rnd.Int64N(int64(time.Hour)))).Truncate(time.Microsecond)
+	}
+	rows := w.randRows(1+w.rnd.IntN(6), at)
+	for _, r := range rows {
+		execSQL(w.t, w.pool, `INSERT INTO raw VALUES ($1, $2, $3, $4)`, r...)
+	}
+	after := func() time.Time { return w.c.t.Add(time.Duration(w.rnd.Int64N(int64(b.Add(time.Hour).Sub(w.c.t))))) }
+	if w.rnd.IntN(2) == 0 {
+		after = at
+	}
+	w.loadRows(w.randRows(1+w.rnd.IntN(40), after))
+	w.checkRealTime()
+	return fmt.Sprintf("%d rows by psql and some by pgts load into the current bucket, check the real-time views", len(rows))
+}
+
 // load runs pgts' loader (live path: COPY into the partitions, one range
 // record per batch and partition) on rows of random times, now and then
 // in text COPY.
 func (w *world) load() string {
-	rows := w.randRows(1+w.rnd.IntN(400), w.randTime)
+	return w.loadRows(w.randRows(1+w.rnd.IntN(400), w.randTime))
+}
+
+// loadRows loads rows with pgts' loader.
+func (w *world) loadRows(rows [][]any) string {
 	var in strings.Builder
 	for _, r := range rows {
 		fmt.Fprintf(&in, "%s,%d,", r[0].(time.Time).Format(time.RFC3339Nano), r[1])
@@ -434,7 +463,18 @@ func (w *world) checkRealTime() {
 	if d := diff(fetch(w.t, w.pool, viewSelect("hourly")), raw, func(k string) bool { return bucketOf(k) >= max(cut, *hourly.FrozenBelow) }); d != "" {
 		w.t.Fatalf("real-time view hourly before a refresh differs from GROUP BY over the raw rows:\n%s", d)
 	}
+	total := w.get("total")
+	if d := diff(fetch(w.t, w.pool, totalSelect), fetch(w.t, w.pool, totalRaw), func(k string) bool { return bucketOf(k) >= max(cut, *total.FrozenBelow) }); d != "" {
+		w.t.Fatalf("real-time view total before a refresh differs from GROUP BY over the raw rows:\n%s", d)
+	}
 }
+
+// the view total and GROUP BY over the raw rows, same columns
+const (
+	totalSelect = `SELECT (extract(epoch FROM bucket) * 1000000)::bigint, '', count, s::float8, lo, last_v FROM total`
+	totalRaw    = `SELECT (extract(epoch FROM b) * 1000000)::bigint, '', c, s::float8, lo, l FROM (
+			SELECT pgts.time_bucket('30 minutes', time) b, count(*) c, sum(v) s, min(w) lo, pgts.last(v, time) l FROM raw GROUP BY 1) x`
+)
 
 func (w *world) check() {
 	w.runs++
@@ -456,10 +496,7 @@ func (w *world) check() {
 	dayFrozen := (*hourly.FrozenBelow + dayMicros - 1) / dayMicros * dayMicros
 	dayUnchanged := *hourly.FrozenBelow / dayMicros * dayMicros
 	w.compare2("daily", gotDaily, fetch(w.t, w.pool, rawSelect("1 day")), max(dayFrozen, *daily.FrozenBelow), daily.Watermark, dayUnchanged)
-	w.compare("total (no group-by)", fetch(w.t, w.pool, `SELECT (extract(epoch FROM bucket) * 1000000)::bigint, '', count, s::float8, lo, last_v FROM total`),
-		fetch(w.t, w.pool, `SELECT (extract(epoch FROM b) * 1000000)::bigint, '', c, s::float8, lo, l FROM (
-			SELECT pgts.time_bucket('30 minutes', time) b, count(*) c, sum(v) s, min(w) lo, pgts.last(v, time) l FROM raw GROUP BY 1) x`),
-		*total.FrozenBelow, maxBucket)
+	w.compare("total (no group-by)", fetch(w.t, w.pool, totalSelect), fetch(w.t, w.pool, totalRaw), *total.FrozenBelow, maxBucket)
 }
 
 func TestDifferential(t *testing.T) {

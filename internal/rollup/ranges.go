@@ -73,7 +73,7 @@ func (r *Rollup) rangeKeyFilter(alias, vals string) string {
 	conds := make([]string, len(r.GroupBy))
 	for i, g := range r.GroupBy {
 		c := alias + "." + pg.QuoteIdent(g)
-		conds[i] = fmt.Sprintf("(%s = ANY (ARRAY(SELECT v::%s FROM jsonb_array_elements_text(%s -> %d) v)) OR (%s IS NULL AND (%s -> %d) @> '[null]'))",
+		conds[i] = fmt.Sprintf("(%s = ANY (ARRAY(SELECT v.x::%s FROM jsonb_array_elements_text(%s -> %d) AS v(x))) OR (%s IS NULL AND (%s -> %d) @> '[null]'))",
 			c, r.keyTypes[i], vals, i, c, vals, i)
 	}
 	return "(" + vals + " IS NULL OR (" + strings.Join(conds, " AND ") + "))"
@@ -88,38 +88,12 @@ func (r *Rollup) rangeCovers(alias, watermark string) string {
 		r.rangeKeyFilter(alias, "g.vals"))
 }
 
-// invalidatedSelect aggregates, for the real-time view, the source's rows
-// of the groups below the watermark w (and not frozen: at or after f)
-// that have an invalidation: those of pairs (each bucket's rows read
-// once, pairsSelect), and those a range record covers and no pair does
-// (per record, the rows of its whole buckets, aggregated; records that
-// overlap give the same group twice, the same aggregate of the same rows:
-// one is kept).
-func (r *Rollup) invalidatedSelect(w, f string) string {
-	t := "r." + pg.QuoteIdent(r.TimeColumn)
-	minLit := fmt.Sprintf("%d", partition.MinMicros)
-	pairs := r.pairsSelect(fmt.Sprintf("(SELECT bucket_us, key FROM pgts.rollup_invalidation WHERE rollup_id = %d AND bucket_us < %s AND bucket_us >= %s)",
-		r.ID, w, f))
-	agg := r.aggSelect(r.source()+" r", fmt.Sprintf("%s >= greatest(%s, %s) AND %s < least(%s, %s)",
-		t, r.rangeLo("g.lo_us"), r.ts.from("greatest("+f+", "+minLit+")"), t, r.rangeHi("g.hi_us"), r.ts.from(w)))
-	on := []string{"a.bucket"}
-	for _, g := range r.GroupBy {
-		on = append(on, "a."+pg.QuoteIdent(g))
-	}
-	ranges := fmt.Sprintf(`SELECT DISTINCT ON (%s) a.* FROM pgts.rollup_invalidation_range g CROSS JOIN LATERAL (%s) a
-		WHERE g.rollup_id = %d AND g.lo_us < %s AND %s >= %s AND %s
-		AND NOT EXISTS (SELECT 1 FROM pgts.rollup_invalidation p WHERE p.rollup_id = %d AND p.bucket_us = %s AND p.key = %s)`,
-		strings.Join(on, ", "), agg, r.ID, w, r.ts.us("a.bucket"), f, r.rangeKeyFilter("a", "g.vals"),
-		r.ID, r.ts.us("a.bucket"), r.key("a"))
-	return pairs + "\nUNION ALL\n" + ranges
-}
-
 // pairsSelectKeyed is pairsSelect reading, of each bucket, only the rows
 // whose group-by columns take the values of the bucket's pairs (the keys'
 // values in the WHERE: an index on the group-by columns and the time
 // reads only those keys' rows; without one, the bucket's rows are read
 // once, as pairsSelect does). nulls[i] says a pair's key has NULL in
-// column i.
+// column i; nil nulls reads the rows with NULL in any column too.
 func (r *Rollup) pairsSelectKeyed(pairs string, nulls []bool) string {
 	if len(r.GroupBy) == 0 {
 		return r.pairsSelect(pairs)
@@ -129,7 +103,7 @@ func (r *Rollup) pairsSelectKeyed(pairs string, nulls []bool) string {
 	for i, g := range r.GroupBy {
 		c := "s." + pg.QuoteIdent(g)
 		conds[i] = fmt.Sprintf("%s = ANY (ARRAY(SELECT (p.key ->> %d)::%s FROM %s p WHERE p.bucket_us = cb.bucket_us))", c, i, r.keyTypes[i], pairs)
-		if nulls[i] {
+		if nulls == nil || nulls[i] {
 			conds[i] = "(" + conds[i] + " OR " + c + " IS NULL)"
 		}
 	}

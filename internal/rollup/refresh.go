@@ -65,6 +65,9 @@ func (rs *Rollups) Refresh(ctx context.Context, r *Rollup) (Stats, error) {
 	if err := rs.rewrite(ctx, r, data, frozen, &st); err != nil {
 		return st, err
 	}
+	if err := rs.materializePartial(ctx, r, data, now, &st); err != nil { // partial.go
+		return st, err
+	}
 	if _, err := rs.cfg.DB.Exec(ctx, `UPDATE pgts.rollup SET refreshed_at = now() WHERE id = $1`, r.ID); err != nil {
 		return st, err
 	}
@@ -222,6 +225,10 @@ func (rs *Rollups) advance(ctx context.Context, r *Rollup, data *partition.Table
 				return false, err
 			}
 			if next == nil {
+				// no rows: the bucket's partial states, if any, go too
+				if _, err := tx.Exec(ctx, fmt.Sprintf("DELETE FROM %s WHERE bucket >= %s AND bucket < %s", r.data(), r.ts.from("$1"), r.ts.from("$2")), w, hi); err != nil {
+					return false, err
+				}
 				rs.beforeCommit()
 				return false, tx.Commit(ctx)
 			}

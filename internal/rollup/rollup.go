@@ -127,6 +127,8 @@ type Rollup struct {
 	ts          timeSQL
 	parentTypes map[string]string // parent's data table column → its SQL type
 	keyTypes    []string          // SQL types of GroupBy (readKeyTypes)
+	// SQL types of the data table's columns (readStateTypes, view.go)
+	stateSQLTypes map[string]string
 }
 
 // String is schema.name.
@@ -402,27 +404,10 @@ func finalSelect(states string, groupBy []string, aggs []Agg, floatSums map[stri
 // table's columns: the data table, and with real time the rows not
 // materialized yet, aggregated.
 func (r *Rollup) statesSQL() string {
-	q := pg.QuoteIdent
-	cols := r.dataColumns()
-	var inner string
-	if !r.RealTime {
-		inner = "SELECT " + strings.Join(cols, ", ") + " FROM " + r.data()
-	} else {
-		w := fmt.Sprintf("(SELECT watermark FROM pgts.rollup WHERE id = %d)", r.ID)
-		f := fmt.Sprintf("(SELECT coalesce(frozen_below, -9223372036854775808) FROM pgts.rollup WHERE id = %d)", r.ID)
-		mcols := make([]string, len(cols))
-		for i, c := range cols {
-			mcols[i] = "m." + c
-		}
-		t := "r." + q(r.TimeColumn)
-		inner = "SELECT " + strings.Join(mcols, ", ") + " FROM " + r.data() + " m WHERE m.bucket < " + r.ts.from(w) +
-			fmt.Sprintf(" AND NOT EXISTS (SELECT 1 FROM pgts.rollup_invalidation i WHERE i.rollup_id = %d AND i.bucket_us = %s AND i.bucket_us >= %s AND i.key = %s)",
-				r.ID, r.ts.us("m.bucket"), f, r.key("m")) +
-			fmt.Sprintf(" AND NOT (%s >= %s AND %s)", r.ts.us("m.bucket"), f, r.rangeCovers("m", w)) +
-			"\nUNION ALL\n" + r.aggSelect(r.source()+" r", t+" >= "+r.ts.from(w)) +
-			"\nUNION ALL\n" + r.invalidatedSelect(w, f)
+	if r.RealTime {
+		return r.realTimeStates() // view.go
 	}
-	return inner
+	return "SELECT " + strings.Join(r.dataColumns(), ", ") + " FROM " + r.data()
 }
 
 // checkNames refuses a definition whose columns would collide.

@@ -81,7 +81,10 @@ func same(a, b any) bool {
 		if fa == fb {
 			return true
 		}
-		return math.Abs(fa-fb) <= 1e-12*math.Max(math.Abs(fa), math.Abs(fb))
+		// relative, but not below 1e-12 absolute: a sum of terms of
+		// hundreds that cancel to near zero differs in its last bits
+		// with the order of its terms (the plan's)
+		return math.Abs(fa-fb) <= 1e-12*math.Max(1, math.Max(math.Abs(fa), math.Abs(fb)))
 	}
 	return fmt.Sprint(a) == fmt.Sprint(b)
 }

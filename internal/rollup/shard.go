@@ -553,6 +553,14 @@ func (s *ShardedRollup) makeStates(ctx context.Context, pool *pgxpool.Pool, r *R
 	if err := readKeyTypes(ctx, pool, r); err != nil {
 		return err
 	}
+	if err := readStateTypes(ctx, pool, r); err != nil {
+		return err
+	}
+	if r.RealTime {
+		if _, err := pool.Exec(ctx, r.invalidatedFunction()); err != nil {
+			return fmt.Errorf("making the function of invalidated groups of %s: %w", r, err)
+		}
+	}
 	if _, err := pool.Exec(ctx, fmt.Sprintf("CREATE OR REPLACE VIEW %s AS %s", s.states(p), r.statesSQL())); err != nil {
 		return fmt.Errorf("making the view of the states of %s: %w", r, err)
 	}
