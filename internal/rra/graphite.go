@@ -30,7 +30,8 @@ import (
 // replaces its value, a point in a later one first adds it to the
 // aggregate, so the coarse slot is the aggregate of the same values in
 // the same order as whisper reads them back from the file, bit for bit.
-// These are in memory only: the saved state does not hold them.
+// These are in memory only: the saved state does not hold them, only
+// each archive's latest slot.
 //
 // When an earlier finer slot of the latest coarse slot is written again
 // (a point out of order, or a repeated timestamp), the aggregate cannot
@@ -38,7 +39,15 @@ import (
 // asks the caller for the others with a recompute request, as a DS
 // restored from a state does at the first point that reaches an archive's
 // latest slot; the answer's values, with those written meanwhile over
-// them, become the running aggregate again (see Recompute). A
+// them, become the running aggregate again (see Recompute). A restored
+// DS knows each archive's latest slot from the state, so a point into an
+// earlier one is a point older than the latest slot (below), whose finer
+// values the caller's storage holds from before the restore. A state
+// saved by an older build holds no latest slot (0): the DS then restores
+// it unknown, as those builds did, and takes the first slot a point
+// reaches for the latest; a later slot whose finer values the storage
+// holds from before the restore is then aggregated from the points sent
+// since only, until the DS's state is saved again past it. A
 // point older than that latest slot still fills its own slot at once; the
 // coarser slot it falls in needs finer values that only the caller's
 // storage holds, so the DS asks for them with a recompute request: an
@@ -358,6 +367,24 @@ func (d *DS) propagate(k int, st int64, val float64) int {
 	return -1
 }
 
+// SlotMark returns a number that changes whenever, in Graphite
+// consolidation, the latest slot of a coarser archive advances (0 in RRD
+// consolidation). The saved state holds those slots, and a DS restored
+// from it asks the caller's storage for the finer values of a slot up to
+// them (see Recompute): a caller that saves the state less often than at
+// every point saves it again when the mark changes.
+func (d *DS) SlotMark() uint64 {
+	var m uint64
+	for i := range d.g {
+		if c := d.g[i].cur; c != noTime {
+			// Each term is at least 1 and only grows; their sum, at most
+			// MaxArchives × (MaxTime-MinTime+1), changes with any of them.
+			m += uint64(c-MinTime) + 1
+		}
+	}
+	return m
+}
+
 // Recompute answers a recompute request (an Update u with Count 0 that
 // ClosedSlots returned) with the values, in time order, NaN where unknown,
 // of the next finer archive's slots within u's slot, as the caller's
@@ -532,24 +559,33 @@ func (d *DS) dedupSmall() {
 //	i64 DS step (µs), u8 archive count n,
 //	n × { u8 CF, i64 step (µs), u32 size }           the schema it needs
 //	i64 last point, i64 newest point                 (0 before any point)
-//	n × { i64 latest slot, u32 k,                    (k = 0: no slot)
-//	      ceil(k/8) bytes: bit i set when finer value i is known,
-//	      one f64 per known value }                  (written with k = 0)
+//	n × { i64 latest slot, u32 k,                    (0 for the finest
+//	      ceil(k/8) bytes: bit i set when              archive and before
+//	      finer value i is known,                      a slot; older
+//	      one f64 per known value }                    encoders wrote 0)
 //	u32 pending count m,
 //	m × { u8 archive, i64 time, u8 count (0: recompute request), f64 value }
+//
+// k is written 0 (no finer values); states with k > 0 (older encoders)
+// are read, their values checked and dropped. A latest slot of 0 is
+// unknown: the DS restores it as it was before any point.
 const stateVersionGraphite = 2
 
 // appendGraphite appends the state of a DS in Graphite consolidation.
 // It holds no finer values: the caller's storage has them, and a DS
 // restored from the state asks for them (see Recompute), so the state
-// changes only when pending updates do and need not be saved after every
-// point.
+// changes only when pending updates or an archive's latest slot do (see
+// SlotMark) and need not be saved after every point.
 func (d *DS) appendGraphite(dst []byte) []byte {
 	d.dedupG()
 	le := binary.LittleEndian
 	dst = d.appendHeader(dst, stateVersionGraphite)
-	for range d.schema.arch {
-		dst = le.AppendUint64(dst, 0)
+	for i := range d.schema.arch {
+		cur := int64(0)
+		if i > 0 && d.g[i-1].cur != noTime {
+			cur = d.g[i-1].cur
+		}
+		dst = le.AppendUint64(dst, uint64(cur))
 		dst = le.AppendUint32(dst, 0)
 	}
 	dst = le.AppendUint32(dst, uint32(len(d.pending)))
@@ -592,10 +628,19 @@ func decodeGraphite(s *Schema, b []byte) (DS, error) {
 			// storage (they may be newer than any saved here).
 			d.g[i-1].wait = waitRestored
 		}
+		a := s.arch[i]
 		if k == 0 {
+			if cur == 0 {
+				// Saved by an older encoder, or no slot yet: unknown.
+				continue
+			}
+			if i == 0 || !started || floorMod(cur, a.step) != 0 || cur < MinTime || cur >= MaxTime ||
+				cur > floorDiv(d.upTo, a.step)*a.step {
+				return DS{}, corrupt("archive %d's latest slot is not consistent", i)
+			}
+			d.g[i-1].cur = cur
 			continue
 		}
-		a := s.arch[i]
 		if i == 0 || k != a.ratio || !started || floorMod(cur, a.step) != 0 || cur < MinTime || cur >= MaxTime {
 			return DS{}, corrupt("archive %d's latest slot is not consistent", i)
 		}

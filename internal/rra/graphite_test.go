@@ -1,6 +1,8 @@
 package rra
 
 import (
+	"bytes"
+	"encoding/binary"
 	"errors"
 	"math"
 	"testing"
@@ -318,5 +320,90 @@ func TestGraphiteTakenUpdatesOneAllocation(t *testing.T) {
 	}
 	if a := testing.AllocsPerRun(1000, step); a > 1 {
 		t.Errorf("%v allocations to take the updates of a point", a)
+	}
+}
+
+// TestGraphiteRestoredKnowsPassedSlots (issue 27): a DS restored from
+// its state knows the latest slot of each coarser archive. A point into
+// an earlier minute asks for that minute's finer values, and a point
+// into the latest minute then still asks for its finer values, which the
+// store holds from before the restore: the minute is the mean of every
+// 10 s value stored, as whisper has it, not of those sent since.
+func TestGraphiteRestoredKnowsPassedSlots(t *testing.T) {
+	sc := graphiteSchema(t, "average", "10s:6h", "1m:7d", "1h:1y")
+	d, g := NewDS(sc), gstore{}
+	for _, p := range [][2]float64{{hour0, 1}, {hour0 + 10, 2}, {hour0 + 60, 3}, {hour0 + 70, 5}} {
+		put(t, d, p[0], p[1], p[0])
+	}
+	g.take(t, d)
+	e := NewDS(sc)
+	if err := e.UnmarshalBinary(mustMarshal(t, d)); err != nil {
+		t.Fatal(err)
+	}
+	// Back into the first minute, which the DS had passed.
+	if err := e.Put(us(hour0+20), 4, us(hour0+75)); err != nil && !errors.Is(err, ErrBeyondMemory) {
+		t.Fatal(err)
+	}
+	var reqs []Update
+	for _, u := range e.ClosedSlots(nil) {
+		if u.Count == 0 {
+			reqs = append(reqs, u)
+			continue
+		}
+		g[[2]int64{int64(u.Archive), u.Time / 1e6}] = u.Value
+	}
+	if len(reqs) != 1 || reqs[0].Archive != 1 || reqs[0].Time != us(hour0) {
+		t.Fatalf("requests %+v, want one for archive 1 at the first minute", reqs)
+	}
+	kids := make([]float64, 6)
+	for i := range kids {
+		v, ok := g[[2]int64{0, hour0 + 10*int64(i)}]
+		if !ok {
+			v = nan
+		}
+		kids[i] = v
+	}
+	e.Recompute(reqs[0], kids)
+	g.take(t, e)
+	g.want(t, 1, hour0, (1+2+4)/3.0)
+	// Into the latest minute, a 10 s slot not written before.
+	if err := e.Put(us(hour0+80), 9, us(hour0+80)); err != nil && !errors.Is(err, ErrBeyondMemory) {
+		t.Fatal(err)
+	}
+	g.take(t, e)
+	g.want(t, 1, hour0+60, (3+5+9)/3.0)
+	// From now on the DS keeps the latest minute's finer values.
+	put(t, e, hour0+90, 11, hour0+90)
+	for _, u := range e.ClosedSlots(nil) {
+		if u.Count == 0 {
+			t.Fatalf("request %+v after the latest minute's finer values were read", u)
+		}
+		g[[2]int64{int64(u.Archive), u.Time / 1e6}] = u.Value
+	}
+	g.want(t, 1, hour0+60, (3+5+9+11)/4.0)
+}
+
+// TestGraphiteLatestSlotChecked: the latest slot a state holds for an
+// archive is refused unless it is the start of a slot no later than the
+// newest point's, and 0 (an older encoder's) restores it unknown.
+func TestGraphiteLatestSlotChecked(t *testing.T) {
+	sc := graphiteSchema(t, "average", "10s:6h", "1m:7d", "1h:1y")
+	d := NewDS(sc)
+	put(t, d, hour0+65, 1, hour0+65)
+	b := mustMarshal(t, d)
+	const at = 1 + 1 + 8 + 1 + 3*(1+8+4) + 8 + 8 + 8 + 4 // archive 1's latest slot
+	if got := int64(binary.LittleEndian.Uint64(b[at:])); got != us(hour0+60) {
+		t.Fatalf("archive 1's latest slot saved as %d, want %d", got, us(hour0+60))
+	}
+	for _, c := range []struct {
+		cur  int64
+		fail bool
+	}{{us(hour0 + 60), false}, {0, false}, {us(hour0), false}, {us(hour0 + 61), true}, {us(hour0 + 120), true}} {
+		bad := bytes.Clone(b)
+		binary.LittleEndian.PutUint64(bad[at:], uint64(c.cur))
+		err := NewDS(sc).UnmarshalBinary(bad)
+		if c.fail != (err != nil) || (err != nil && !errors.Is(err, ErrCorrupt)) {
+			t.Errorf("latest slot %d: %v, want failure %v", c.cur, err, c.fail)
+		}
 	}
 }

@@ -248,16 +248,23 @@ func (s *Store) addPoint(p *ingest.Point, rules []rra.Rule, now, rawLo int64) er
 		s.counters.buffered.Add(1)
 	}
 	if x.ds != nil {
-		// A Graphite state changes only with the first point (it holds
-		// no values: the archives have them); an RRD state with every
-		// point.
+		// A Graphite state holds no values (the archives have them), only
+		// the latest slot of each coarser archive: it is saved with the
+		// first point and when one of those slots advances, so that a
+		// restored DS knows which slots the archives have finer values
+		// of; an RRD state with every point.
 		_, started := x.ds.LastUpdate()
-		save := !started || !x.sch.schema.Graphite()
+		graphite := x.sch.schema.Graphite()
+		var mark uint64
+		if graphite {
+			mark = x.ds.SlotMark()
+		}
+		save := !started || !graphite
 		switch err := x.ds.Put(p.Time, p.Value, now); {
 		case err == nil:
-			x.stateDirty = x.stateDirty || save
+			x.stateDirty = x.stateDirty || save || (graphite && x.ds.SlotMark() != mark)
 		case errors.Is(err, rra.ErrBeyondMemory):
-			x.stateDirty = x.stateDirty || save
+			x.stateDirty = x.stateDirty || save || (graphite && x.ds.SlotMark() != mark)
 			s.counters.lateKept.Add(1)
 		case errors.Is(err, rra.ErrTooOld):
 			s.counters.tooOld.Add(1)

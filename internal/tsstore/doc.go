@@ -32,9 +32,11 @@
 //     primary data point, open slot of each archive. Saved in pgts.ds_state
 //     and loaded by Open, so a restarted daemon resumes: in RRD
 //     consolidation at every flush that follows a point; in Graphite
-//     consolidation at the series' first flush only, since its state holds
-//     no values (a restored DS reads the finer values of its latest slots
-//     back from pgts.rra_data with a recompute request).
+//     consolidation at the series' first flush and at the flush after the
+//     latest slot of a coarser archive advanced (rra.DS.SlotMark), since
+//     its state holds no values, only those slots (a restored DS reads
+//     the finer values of a slot up to them back from pgts.rra_data with
+//     a recompute request).
 //   - bundle: an archive shape (consolidation function, slot step, number of
 //     slots), pgts.rra_bundle; every series whose archive has that shape
 //     stores it in the bundle's rows.

@@ -404,3 +404,34 @@ func TestGraphiteLateRead(t *testing.T) {
 		})
 	}
 }
+
+// TestGraphiteRestartPassedMinute (issue 27): a store restarted after a
+// series passed a minute, sent a point back into that minute and then
+// one into the latest minute, has the latest minute as whisper has it:
+// the mean of every 10 s value stored for it, those written before the
+// restart included, not of the points sent since.
+func TestGraphiteRestartPassedMinute(t *testing.T) {
+	pool := newPool(t)
+	var c clock
+	cfg := graphiteConfig(t, &c)
+	s := open(t, pool, cfg)
+	mustAdd(t, s, pt("g.p", 0, 1), pt("g.p", 10, 2))
+	mustFlush(t, s)
+	mustAdd(t, s, pt("g.p", 60, 3), pt("g.p", 70, 5))
+	mustFlush(t, s)
+	if err := s.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	s2 := open(t, pool, cfg)
+	mustAdd(t, s2, pt("g.p", 20, 4))
+	mustFlush(t, s2)
+	if got, want := storedSlot(t, pool, "g.p", 2, 0), (1+2+4)/3.0; got != want {
+		t.Errorf("stored first minute %v, want %v (the mean of 1, 2, 4)", got, want)
+	}
+	mustAdd(t, s2, pt("g.p", 80, 9))
+	mustFlush(t, s2)
+	if got, want := storedSlot(t, pool, "g.p", 2, 60), (3+5+9)/3.0; got != want {
+		t.Errorf("stored second minute %v, want %v (the mean of 3, 5, 9)", got, want)
+	}
+	checkSeries(t, fetch1(t, s2, "g.p", base-10, base+80), base, 10, []float64{1, 2, 4, nan, nan, nan, 3, 5, 9})
+}
