@@ -308,6 +308,11 @@ var migrations = []string{
 	// on the coordinator (each shard keeps an ordinary rollup of each
 	// partition it holds). Self-contained (IF NOT EXISTS).
 	shardedRollupMigration,
+	// 14 (package tsstore, rrapacked.go): the metrics daemon's archive
+	// rows packed into bytea, 8 bytes a position, and pgts.rra_points
+	// over them. Self-contained, like 9 (numbered after migrations 12
+	// and 13 of concurrent work, which precede it when merged).
+	rraPackedMigration,
 }
 
 const shardedRollupMigration = `CREATE TABLE IF NOT EXISTS pgts.sharded_rollup (
