@@ -381,6 +381,10 @@ func (s *Store) readGroup(ctx context.Context, g *readGroup) error {
 	if len(fd) != 2 || fd[0].Format != pgx.BinaryFormatCode || fd[1].Format != pgx.BinaryFormatCode {
 		return fmt.Errorf("fetch %d series: slots not in binary format", len(g.pos))
 	}
+	var byPos [SegmentWidth + 1][]*fetchPlan
+	for _, pos := range g.pos {
+		byPos[pos] = g.plans[pos]
+	}
 	for rows.Next() {
 		raw := rows.RawValues()
 		if err := checkPacked(raw[0], raw[1]); err != nil {
@@ -395,7 +399,7 @@ func (s *Store) readGroup(ctx context.Context, g *readGroup) error {
 			if !ok {
 				continue
 			}
-			for _, p := range g.plans[pos] {
+			for _, p := range byPos[pos] {
 				p.put(t, v)
 			}
 		}
@@ -420,6 +424,11 @@ func (s *Store) readGroupLap(ctx context.Context, g *readGroup) error {
 	if len(fd) != 3 || fd[0].Format != pgx.BinaryFormatCode || fd[1].Format != pgx.BinaryFormatCode || fd[2].Format != pgx.BinaryFormatCode {
 		return fmt.Errorf("fetch %d series: slots not in binary format", len(g.pos))
 	}
+	// plans by position, where the map is too slow for every element
+	var byPos [SegmentWidth + 1][]*fetchPlan
+	for _, pos := range g.pos {
+		byPos[pos] = g.plans[pos]
+	}
 	for rows.Next() {
 		raw := rows.RawValues()
 		if len(raw[0]) != 4 {
@@ -439,7 +448,7 @@ func (s *Store) readGroupLap(ctx context.Context, g *readGroup) error {
 			if !ok {
 				continue
 			}
-			for _, p := range g.plans[pos] {
+			for _, p := range byPos[pos] {
 				if i < int64(len(p.values)) {
 					p.values[i] = v
 				}
