@@ -468,21 +468,27 @@ func (s *Store) readGroupPositions(ctx context.Context, g *readGroup) error {
 	if err != nil {
 		return fmt.Errorf("fetch %d series: %w", len(g.pos), err)
 	}
-	var pos int32
-	var tb, vb []byte
-	if _, err := pgx.ForEachRow(rows, []any{&pos, &tb, &vb}, func() error {
-		if len(tb) != 8 || len(vb) != 8 {
-			return fmt.Errorf("segment %d position %d: packed time and value of %d and %d bytes", g.seg, pos, len(tb), len(vb))
+	defer rows.Close()
+	fd := rows.FieldDescriptions()
+	if len(fd) != 3 || fd[0].Format != pgx.BinaryFormatCode || fd[1].Format != pgx.BinaryFormatCode || fd[2].Format != pgx.BinaryFormatCode {
+		return fmt.Errorf("fetch %d series: slots not in binary format", len(g.pos))
+	}
+	// Each row read in place: scanning into slices would copy both.
+	for rows.Next() {
+		raw := rows.RawValues()
+		if len(raw[0]) != 4 || len(raw[1]) != 8 || len(raw[2]) != 8 {
+			return fmt.Errorf("fetch segment %d: a position's packed time and value of %d and %d bytes", g.seg, len(raw[1]), len(raw[2]))
 		}
-		t := int64(binary.BigEndian.Uint64(tb))
-		v, ok := packedValue(binary.BigEndian.Uint64(vb))
+		pos := int32(binary.BigEndian.Uint32(raw[0]))
+		t := int64(binary.BigEndian.Uint64(raw[1]))
+		v, ok := packedValue(binary.BigEndian.Uint64(raw[2]))
 		if t != packedNoTime && ok {
 			for _, p := range g.plans[pos] {
 				p.put(t, v)
 			}
 		}
-		return nil
-	}); err != nil {
+	}
+	if err := rows.Err(); err != nil {
 		return fmt.Errorf("fetch %d series: %w", len(g.pos), err)
 	}
 	return nil
