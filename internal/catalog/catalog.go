@@ -314,6 +314,10 @@ var migrations = []string{
 	// (IF NOT EXISTS); rollups made before it have NULL there and views
 	// that do not read it.
 	rollupPartialMigration,
+	// 13 (package tsstore, rrapacked.go): the metrics daemon's archive
+	// rows packed into bytea, 8 bytes a position, and pgts.rra_points
+	// over them. Self-contained, like 9.
+	rraPackedMigration,
 }
 
 const rollupPartialMigration = `ALTER TABLE pgts.rollup ADD COLUMN IF NOT EXISTS partial_us bigint;

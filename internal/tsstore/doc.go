@@ -41,15 +41,17 @@
 //     slots), pgts.rra_bundle; every series whose archive has that shape
 //     stores it in the bundle's rows.
 //   - segment: SegmentWidth (200) consecutive series ids. Series id / 200 is
-//     its segment, id % 200 + 1 its position in the segment's arrays.
+//     its segment, id % 200 + 1 its position in the segment's rows.
 //   - slot row: pgts.rra_data(bundle_id, seg, slot, vals, times): ring slot
-//     number slot of one bundle for a whole segment. vals[pos] is the value
-//     of the series at position pos, times[pos] the time of the slot it
-//     holds, in Unix seconds: its start in Graphite consolidation, its end
-//     in RRD consolidation.
+//     number slot of one bundle for a whole segment, packed (packed.go):
+//     vals and times are bytea of 8 bytes a position, big-endian. Position
+//     pos holds the IEEE 754 bits of the series' value (0x7FF0000000000001
+//     for NULL) and the time of the slot it holds, in Unix seconds: its
+//     start in Graphite consolidation, its end in RRD consolidation
+//     (0x8000000000000000, the least int8, for nothing).
 //   - lap: a ring is overwritten every span (slots × step); a value whose
 //     time is not the slot time a reader asks for is from another lap and is
-//     ignored (NULL for a series that never wrote the slot).
+//     ignored (the least int8 for a series that never wrote the slot).
 //   - write-back cache: per series, the raw points and closed slots not yet
 //     written. Its bytes, with the registry's, are accounted against
 //     MaxMemory (estimates: 176 bytes a series plus its key and index
@@ -100,10 +102,13 @@
 // # Storage layout
 //
 // Archives use the layout of Tgres: one row per (bundle, segment, slot)
-// holding that slot for 200 series, updated by array element. A flush
-// writes its slots with statements of at most 20,000 slots per worker
-// (unnest of the slot rows, grouped by target row, pgts.array_put on each
-// row; rows missing are inserted in the same statement), and the DS states
+// holding that slot for 200 series, packed 8 bytes a position. A flush
+// writes its slots with statements of at most 20,000 slots per worker,
+// grouped by target row in the daemon (one parameter element per row:
+// its runs of consecutive positions with their packed values and times,
+// of several updates of one position the latest slot time, then the last
+// given), pgts.rra_put copying each run into its row; rows missing are
+// inserted in the same statement), and the DS states
 // likewise, 200 to a pgts.ds_state row, at most 1 MiB a statement (a pgx
 // connection keeps its largest parameter buffer for life). Measured against one row per (series,
 // slot), upserted with one INSERT ... ON CONFLICT per flush, on this 2-core
@@ -116,9 +121,12 @@
 //	segments of 200 (chosen)    176,700  (146,800 - 303,400)   34.5
 //	one row per series, slot     52,800   (47,100 -  59,000)  136.2
 //
-// A segment row is about 3.3 KB, stored uncompressed in line (storage
-// PLAIN), so an update never rewrites TOAST. docs/rra-layout.md has the
-// details.
+// A segment row is about 3.2 KB packed (3.3 KB as the arrays it was
+// before catalog migration 13), stored uncompressed in line (storage
+// PLAIN), so an update never rewrites TOAST. Packed, the server copies a
+// row to send it and copies runs to update it, where arrays cost it a
+// conversion per element both ways (docs/benchmarks.md, "Archive rows
+// packed"). docs/rra-layout.md has the details.
 //
 // # Reads
 //

@@ -50,10 +50,12 @@ const lateRounds = rra.MaxArchives
 // series id, time and value).
 const rawRetryBytes = 24
 
-// slotChunk bounds the slot rows of one statement, and stateChunk the
+// slotChunk bounds the slot updates of one statement, and stateChunk the
 // bytes of saved states: a statement's parameters are held whole while it
-// is sent, twice (the encoded arrays, 60 bytes a slot row, and
-// pgconn's Bind message holding a copy), outside the store's budget.
+// is sent, twice (the encoded parameters, 16 bytes a slot update when
+// the updates of an archive row are many and consecutive, up to 64 when
+// each is alone in its row, and pgconn's Bind message holding a copy),
+// outside the store's budget.
 const (
 	slotChunk  = 20_000
 	stateChunk = 1 << 20
@@ -510,16 +512,19 @@ func (s *Store) recompute(ctx context.Context, tx pgx.Tx, items []flushItem, bat
 		return nil, fmt.Errorf("reading %d slots to recompute: %w", len(refs), err)
 	}
 	var o int64
-	var vals []*float64
+	var vals []byte
 	_, err = pgx.ForEachRow(rows, []any{&o, &vals}, func() error {
 		if o < 1 || o > int64(len(refs)) {
 			return fmt.Errorf("recompute answer %d of %d", o, len(refs))
 		}
-		kids := make([]float64, len(vals))
-		for i, v := range vals {
+		if len(vals)%8 != 0 {
+			return fmt.Errorf("recompute answer %d: %d bytes of packed values", o, len(vals))
+		}
+		kids := make([]float64, len(vals)/8)
+		for i := range kids {
 			kids[i] = math.NaN()
-			if v != nil {
-				kids[i] = *v
+			if v, ok := packedValue(packedAt(vals, i+1)); ok {
+				kids[i] = v
 			}
 		}
 		refs[o-1].kids = kids

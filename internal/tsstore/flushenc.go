@@ -1,10 +1,12 @@
 package tsstore
 
 import (
+	"cmp"
 	"context"
 	"encoding/binary"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
@@ -28,9 +30,9 @@ type flushStmt struct {
 }
 
 var (
-	stmtWriteSlots = flushStmt{"pgts_flush_write_slots", sqlWriteSlots, []uint32{
-		pgtype.Int4ArrayOID, pgtype.Int8ArrayOID, pgtype.Int4ArrayOID, pgtype.Int4ArrayOID,
-		pgtype.Int8ArrayOID, pgtype.Float8ArrayOID}}
+	stmtWriteSlots = flushStmt{"pgts_flush_write_packed_slots", sqlWriteSlots, []uint32{
+		pgtype.Int4ArrayOID, pgtype.Int8ArrayOID, pgtype.Int4ArrayOID, pgtype.ByteaArrayOID,
+		pgtype.ByteaArrayOID, pgtype.ByteaArrayOID}}
 	stmtWriteStates = flushStmt{"pgts_flush_write_states", sqlWriteStates, []uint32{
 		pgtype.Int8ArrayOID, pgtype.Int4ArrayOID, pgtype.ByteaArrayOID}}
 )
@@ -157,22 +159,122 @@ func appendByteaArray(buf []byte, vs [][]byte) []byte {
 	return buf
 }
 
-// encode returns the binary forms of r's columns, the parameters of
-// sqlWriteSlots, in one allocation.
+// packedRun is the updates of one archive row among a statement's slot
+// updates: keep[lo:hi], in order of position, in runs of consecutive
+// positions.
+type packedRun struct{ lo, hi, runs int }
+
+// encode returns the parameters of sqlWriteSlots for r's updates, in one
+// allocation: one element per archive row (bundle, segment, slot), with
+// its runs of positions, 2-byte big-endian (first, count) pairs, and the
+// packed values and times of those positions. Of several updates of one
+// position the row keeps the one of the latest slot time, and of those
+// the last in r, as the statement did when it took the updates one by one.
 func (r *slotRows) encode() [][]byte {
 	n := r.len()
-	buf := make([]byte, 0, 3*int4ArrayLen(n)+2*int8ArrayLen(n)+float8ArrayLen(n))
+	keep := make([]int32, n)
+	for i := range keep {
+		keep[i] = int32(i)
+	}
+	slices.SortFunc(keep, func(a, b int32) int {
+		if c := cmp.Compare(r.bundle[a], r.bundle[b]); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(r.seg[a], r.seg[b]); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(r.slot[a], r.slot[b]); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(r.pos[a], r.pos[b]); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(r.time[a], r.time[b]); c != 0 {
+			return c
+		}
+		return cmp.Compare(a, b)
+	})
+	sameRow := func(a, b int32) bool {
+		return r.bundle[a] == r.bundle[b] && r.seg[a] == r.seg[b] && r.slot[a] == r.slot[b]
+	}
+	// the last update of each position
+	k := 0
+	for i, e := range keep {
+		if i+1 < n && sameRow(e, keep[i+1]) && r.pos[e] == r.pos[keep[i+1]] {
+			continue
+		}
+		keep[k] = e
+		k++
+	}
+	keep = keep[:k]
+	var rows []packedRun
+	runs := 0
+	for i := 0; i < len(keep); {
+		j, nr := i+1, 1
+		for ; j < len(keep) && sameRow(keep[i], keep[j]); j++ {
+			if r.pos[keep[j]] != r.pos[keep[j-1]]+1 {
+				nr++
+			}
+		}
+		rows = append(rows, packedRun{i, j, nr})
+		runs += nr
+		i = j
+	}
+	m := len(rows)
+	size := int4ArrayLen(m) + int8ArrayLen(m) + int4ArrayLen(m) + 3*(arrayHeaderLen+4*m) + 4*runs + 16*len(keep)
+	buf := make([]byte, 0, size)
 	params := make([][]byte, 0, 6)
 	add := func(b []byte) {
 		params = append(params, b[len(buf):len(b):len(b)])
 		buf = b
 	}
-	add(appendInt4Array(buf, r.bundle))
-	add(appendInt8Array(buf, r.seg))
-	add(appendInt4Array(buf, r.slot))
-	add(appendInt4Array(buf, r.pos))
-	add(appendInt8Array(buf, r.time))
-	add(appendFloat8Array(buf, r.val, nil))
+	b := appendArrayHeader(buf, pgtype.Int4OID, m, false)
+	for _, row := range rows {
+		b = binary.BigEndian.AppendUint32(b, 4)
+		b = binary.BigEndian.AppendUint32(b, uint32(r.bundle[keep[row.lo]]))
+	}
+	add(b)
+	b = appendArrayHeader(buf, pgtype.Int8OID, m, false)
+	for _, row := range rows {
+		b = binary.BigEndian.AppendUint32(b, 8)
+		b = binary.BigEndian.AppendUint64(b, uint64(r.seg[keep[row.lo]]))
+	}
+	add(b)
+	b = appendArrayHeader(buf, pgtype.Int4OID, m, false)
+	for _, row := range rows {
+		b = binary.BigEndian.AppendUint32(b, 4)
+		b = binary.BigEndian.AppendUint32(b, uint32(r.slot[keep[row.lo]]))
+	}
+	add(b)
+	b = appendArrayHeader(buf, pgtype.ByteaOID, m, false)
+	for _, row := range rows {
+		b = binary.BigEndian.AppendUint32(b, uint32(4*row.runs))
+		first := row.lo
+		for i := row.lo + 1; i <= row.hi; i++ {
+			if i == row.hi || r.pos[keep[i]] != r.pos[keep[i-1]]+1 {
+				b = binary.BigEndian.AppendUint16(b, uint16(r.pos[keep[first]]))
+				b = binary.BigEndian.AppendUint16(b, uint16(i-first))
+				first = i
+			}
+		}
+	}
+	add(b)
+	b = appendArrayHeader(buf, pgtype.ByteaOID, m, false)
+	for _, row := range rows {
+		b = binary.BigEndian.AppendUint32(b, uint32(8*(row.hi-row.lo)))
+		for _, e := range keep[row.lo:row.hi] {
+			b = binary.BigEndian.AppendUint64(b, math.Float64bits(r.val[e]))
+		}
+	}
+	add(b)
+	b = appendArrayHeader(buf, pgtype.ByteaOID, m, false)
+	for _, row := range rows {
+		b = binary.BigEndian.AppendUint32(b, uint32(8*(row.hi-row.lo)))
+		for _, e := range keep[row.lo:row.hi] {
+			b = binary.BigEndian.AppendUint64(b, uint64(r.time[e]))
+		}
+	}
+	add(b)
 	return params
 }
 

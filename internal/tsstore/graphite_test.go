@@ -288,10 +288,10 @@ func TestGraphiteRestartAfterFlushes(t *testing.T) {
 func storedSlot(t testing.TB, pool *pgxpool.Pool, name string, n int, sec int64) float64 {
 	t.Helper()
 	var v *float64
-	err := pool.QueryRow(context.Background(), `SELECT d.vals[m.id % 200 + 1]
+	err := pool.QueryRow(context.Background(), `SELECT pgts.rra_value(d.vals, (m.id % 200 + 1)::int4)
 FROM pgts.metric m CROSS JOIN LATERAL unnest(m.bundles) WITH ORDINALITY AS a(bundle_id, n)
 JOIN pgts.rra_data d ON d.bundle_id = a.bundle_id AND d.seg = m.id / 200
-WHERE m.name = $1 AND a.n = $2 AND d.times[m.id % 200 + 1] = $3`, name, n, base+sec).Scan(&v)
+WHERE m.name = $1 AND a.n = $2 AND pgts.rra_time(d.times, (m.id % 200 + 1)::int4) = $3`, name, n, base+sec).Scan(&v)
 	if errors.Is(err, pgx.ErrNoRows) || (err == nil && v == nil) {
 		return nan
 	}

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -313,24 +312,19 @@ const readParallel = 3
 
 // sqlReadSlotArrays reads whole slots of one segment in one archive: $1
 // bundle, $2 seg, slots in [$3, $4] or [$5, $6]; one row per slot with
-// the times and values of the segment's every position. Whole arrays
-// cost the server nothing to produce, where cutting them costs more than
-// sending them.
+// the packed times and values of the segment's every position (see
+// packed.go). A packed row costs the server a copy to send, where
+// cutting it costs more than sending it.
 const sqlReadSlotArrays = `SELECT d.times, d.vals FROM pgts.rra_data d
 WHERE d.bundle_id = $1 AND d.seg = $2 AND (d.slot BETWEEN $3 AND $4 OR d.slot BETWEEN $5 AND $6)`
 
 // sqlReadSlotLap is sqlReadSlotArrays for a window within one lap of the
-// ring, whose slot s holds time $7 + ((s - $10) mod $8) * $9 ($7 the
-// stored time of slot $10, $8 the ring size, $9 the step): each row's
-// times come back NULL when every time it holds is that one or NULL,
-// which is the rule once the series have written the window. Sending an
-// array costs the server about 0.1 µs of CPU an element (array_send
-// converts each), the check a tenth of that: the times were half of the
-// server's work for a sum over 1,000 series (BenchmarkRenderStore in
-// internal/cli, docs/benchmarks.md).
-const sqlReadSlotLap = `SELECT d.slot, d.vals,
-	CASE WHEN array_remove(d.times, NULL) <@ ARRAY[$7::int8 + (((d.slot - $10) % $8 + $8) % $8)::int8 * $9::int8] THEN NULL ELSE d.times END
-FROM pgts.rra_data d
+// ring, with each row's slot, whose time the reader knows: a position's
+// value is the window's where its time is that one. (When rows were
+// arrays, the server left out a row's times when they were all that
+// one, as sending an array cost it about 0.1 µs of CPU an element; a
+// packed row's times cost it a copy, less than the check.)
+const sqlReadSlotLap = `SELECT d.slot, d.times, d.vals FROM pgts.rra_data d
 WHERE d.bundle_id = $1 AND d.seg = $2 AND (d.slot BETWEEN $3 AND $4 OR d.slot BETWEEN $5 AND $6)`
 
 // wholeSlotPositions is the span of positions from which a group reads
@@ -405,29 +399,27 @@ func (s *Store) readGroup(ctx context.Context, g *readGroup) error {
 	if len(fd) != 2 || fd[0].Format != pgx.BinaryFormatCode || fd[1].Format != pgx.BinaryFormatCode {
 		return fmt.Errorf("fetch %d series: slots not in binary format", len(g.pos))
 	}
-	ts := make([]int64, SegmentWidth+1)
-	vs := make([]float64, SegmentWidth+1)
-	known := make([]bool, SegmentWidth+1)
+	var byPos [SegmentWidth + 1][]*fetchPlan
+	for _, pos := range g.pos {
+		byPos[pos] = g.plans[pos]
+	}
 	for rows.Next() {
 		g.alloc()
 		raw := rows.RawValues()
-		clear(known)
-		if err := decodeArray8(raw[0], func(pos int, bits uint64) { ts[pos] = int64(bits); known[pos] = true }); err != nil {
-			return fmt.Errorf("fetch segment %d: times: %w", g.seg, err)
-		}
-		if err := decodeArray8(raw[1], func(pos int, bits uint64) {
-			if known[pos] {
-				vs[pos] = math.Float64frombits(bits)
-			}
-		}); err != nil {
-			return fmt.Errorf("fetch segment %d: values: %w", g.seg, err)
+		if err := checkPacked(raw[0], raw[1]); err != nil {
+			return fmt.Errorf("fetch segment %d: %w", g.seg, err)
 		}
 		for _, pos := range g.pos {
-			if !known[pos] {
+			t := int64(packedAt(raw[0], int(pos)))
+			if t == packedNoTime {
 				continue
 			}
-			for _, p := range g.plans[pos] {
-				p.put(ts[pos], vs[pos])
+			v, ok := packedValue(packedAt(raw[1], int(pos)))
+			if !ok {
+				continue
+			}
+			for _, p := range byPos[pos] {
+				p.put(t, v)
 			}
 		}
 	}
@@ -453,11 +445,10 @@ func (g *readGroup) alloc() {
 
 // readGroupLap reads the whole slots of a group whose window is within
 // one lap of the ring (sqlReadSlotLap): a slot's values are the window's
-// when the server found every time current, else where its time is the
-// slot's. Each value goes straight into the values of the plans at its
-// position, without a call per element.
+// where its time is the slot's. Each value goes straight into the values
+// of the plans at its position.
 func (s *Store) readGroupLap(ctx context.Context, g *readGroup) error {
-	rows, err := s.pool.Query(ctx, sqlReadSlotLap, g.bundle, g.seg, g.lo1, g.hi1, g.lo2, g.hi2, g.t0, int32(g.size), g.step, int32(g.slot0))
+	rows, err := s.pool.Query(ctx, sqlReadSlotLap, g.bundle, g.seg, g.lo1, g.hi1, g.lo2, g.hi2)
 	if err != nil {
 		return fmt.Errorf("fetch %d series: %w", len(g.pos), err)
 	}
@@ -471,109 +462,35 @@ func (s *Store) readGroupLap(ctx context.Context, g *readGroup) error {
 	for _, pos := range g.pos {
 		byPos[pos] = g.plans[pos]
 	}
-	var ts [SegmentWidth + 1]int64
 	for rows.Next() {
 		g.alloc()
 		raw := rows.RawValues()
 		if len(raw[0]) != 4 {
 			return fmt.Errorf("fetch segment %d: slot of %d bytes", g.seg, len(raw[0]))
 		}
+		if err := checkPacked(raw[1], raw[2]); err != nil {
+			return fmt.Errorf("fetch segment %d: %w", g.seg, err)
+		}
 		slot := int64(int32(binary.BigEndian.Uint32(raw[0])))
 		i := floorMod(slot-g.slot0, g.size)
 		t := g.t0 + i*g.step
-		mixed := raw[2] != nil
-		if mixed {
-			for k := range ts {
-				ts[k] = t - 1 // not this slot's time: unknown
+		for _, pos := range g.pos {
+			if int64(packedAt(raw[1], int(pos))) != t {
+				continue
 			}
-			if err := decodeArray8(raw[2], func(pos int, bits uint64) { ts[pos] = int64(bits) }); err != nil {
-				return fmt.Errorf("fetch segment %d: times: %w", g.seg, err)
+			v, ok := packedValue(packedAt(raw[2], int(pos)))
+			if !ok {
+				continue
 			}
-		}
-		vals, n, lb, err := array8(raw[1])
-		if err != nil {
-			return fmt.Errorf("fetch segment %d: values: %w", g.seg, err)
-		}
-		for pos := lb; pos < lb+n; pos++ {
-			if len(vals) < 4 {
-				return fmt.Errorf("fetch segment %d: values: array cut short", g.seg)
-			}
-			l := int32(binary.BigEndian.Uint32(vals))
-			vals = vals[4:]
-			if l < 0 {
-				continue // NULL
-			}
-			if l != 8 || len(vals) < 8 {
-				return fmt.Errorf("fetch segment %d: values: array element of %d bytes", g.seg, l)
-			}
-			ps := byPos[pos]
-			if len(ps) > 0 && (!mixed || ts[pos] == t) {
-				v := math.Float64frombits(binary.BigEndian.Uint64(vals))
-				for _, p := range ps {
-					if i < int64(len(p.values)) {
-						p.values[i] = v
-					}
+			for _, p := range byPos[pos] {
+				if i < int64(len(p.values)) {
+					p.values[i] = v
 				}
 			}
-			vals = vals[8:]
 		}
 	}
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("fetch %d series: %w", len(g.pos), err)
-	}
-	return nil
-}
-
-// array8 checks the header of a one-dimensional PostgreSQL array of
-// 8-byte elements in binary format and returns its n elements (each a
-// 4-byte length, -1 for NULL, then the 8 bytes), unchecked, and the
-// position of the first; positions stay within [1, SegmentWidth].
-func array8(b []byte) (elems []byte, n, lb int, err error) {
-	if b == nil {
-		return nil, 0, 0, errors.New("NULL array")
-	}
-	if len(b) < 12 {
-		return nil, 0, 0, fmt.Errorf("array header of %d bytes", len(b))
-	}
-	ndim := int32(binary.BigEndian.Uint32(b))
-	if ndim == 0 {
-		return nil, 0, 1, nil
-	}
-	if ndim != 1 || len(b) < 20 {
-		return nil, 0, 0, fmt.Errorf("array of %d dimensions", ndim)
-	}
-	n = int(int32(binary.BigEndian.Uint32(b[12:])))
-	lb = int(int32(binary.BigEndian.Uint32(b[16:])))
-	if n < 0 || lb < 1 || lb+n-1 > SegmentWidth {
-		return nil, 0, 0, fmt.Errorf("array bounds [%d:%d] outside [1:%d]", lb, lb+n-1, SegmentWidth)
-	}
-	return b[20:], n, lb, nil
-}
-
-// decodeArray8 walks a one-dimensional PostgreSQL array of 8-byte
-// elements (int8[], float8[]) in binary format, calling fn with the
-// 1-based position (at most SegmentWidth) and the big-endian bits of
-// each non-NULL element. pgx's generic array decoding costs a
-// microsecond an element; this costs nanoseconds.
-func decodeArray8(b []byte, fn func(pos int, bits uint64)) error {
-	b, n, lb, err := array8(b)
-	if err != nil {
-		return err
-	}
-	for i := range n {
-		if len(b) < 4 {
-			return errors.New("array cut short")
-		}
-		l := int32(binary.BigEndian.Uint32(b))
-		b = b[4:]
-		if l < 0 {
-			continue // NULL
-		}
-		if l != 8 || len(b) < 8 {
-			return fmt.Errorf("array element of %d bytes", l)
-		}
-		fn(lb+i, binary.BigEndian.Uint64(b))
-		b = b[8:]
 	}
 	return nil
 }
@@ -585,18 +502,28 @@ func (s *Store) readGroupPositions(ctx context.Context, g *readGroup) error {
 	if err != nil {
 		return fmt.Errorf("fetch %d series: %w", len(g.pos), err)
 	}
-	var pos int32
-	var t *int64
-	var v *float64
-	if _, err := pgx.ForEachRow(rows, []any{&pos, &t, &v}, func() error {
+	defer rows.Close()
+	fd := rows.FieldDescriptions()
+	if len(fd) != 3 || fd[0].Format != pgx.BinaryFormatCode || fd[1].Format != pgx.BinaryFormatCode || fd[2].Format != pgx.BinaryFormatCode {
+		return fmt.Errorf("fetch %d series: slots not in binary format", len(g.pos))
+	}
+	// Each row read in place: scanning into slices would copy both.
+	for rows.Next() {
 		g.alloc()
-		if t != nil && v != nil {
+		raw := rows.RawValues()
+		if len(raw[0]) != 4 || len(raw[1]) != 8 || len(raw[2]) != 8 {
+			return fmt.Errorf("fetch segment %d: a position's packed time and value of %d and %d bytes", g.seg, len(raw[1]), len(raw[2]))
+		}
+		pos := int32(binary.BigEndian.Uint32(raw[0]))
+		t := int64(binary.BigEndian.Uint64(raw[1]))
+		v, ok := packedValue(binary.BigEndian.Uint64(raw[2]))
+		if t != packedNoTime && ok {
 			for _, p := range g.plans[pos] {
-				p.put(*t, *v)
+				p.put(t, v)
 			}
 		}
-		return nil
-	}); err != nil {
+	}
+	if err := rows.Err(); err != nil {
 		return fmt.Errorf("fetch %d series: %w", len(g.pos), err)
 	}
 	return nil

@@ -2,7 +2,6 @@ package tsstore
 
 import (
 	"context"
-	"encoding/binary"
 	"fmt"
 	"math"
 	"testing"
@@ -143,80 +142,6 @@ func TestFetchWholeSlotsLaps(t *testing.T) {
 	check(base+60*60-1, base+89*60, 60, 30) // half a lap
 	// a whole lap: minute 90 is the slot of minute 30, from the lap before
 	check(base+30*60, base+90*60, 31, 60)
-}
-
-// TestDecodeArray8 decodes PostgreSQL's binary form of int8[] and
-// float8[] with NULLs, and refuses malformed ones.
-func TestDecodeArray8(t *testing.T) {
-	arr := func(lb int, elems ...any) []byte {
-		b := binary.BigEndian.AppendUint32(nil, 1)
-		b = binary.BigEndian.AppendUint32(b, 1)
-		b = binary.BigEndian.AppendUint32(b, 20)
-		b = binary.BigEndian.AppendUint32(b, uint32(len(elems)))
-		b = binary.BigEndian.AppendUint32(b, uint32(lb))
-		for _, e := range elems {
-			if e == nil {
-				b = binary.BigEndian.AppendUint32(b, math.MaxUint32)
-				continue
-			}
-			b = binary.BigEndian.AppendUint32(b, 8)
-			b = binary.BigEndian.AppendUint64(b, uint64(e.(int)))
-		}
-		return b
-	}
-	got := map[int]uint64{}
-	if err := decodeArray8(arr(2, 7, nil, 9), func(pos int, bits uint64) { got[pos] = bits }); err != nil {
-		t.Fatal(err)
-	}
-	if len(got) != 2 || got[2] != 7 || got[4] != 9 {
-		t.Errorf("decoded %v", got)
-	}
-	empty := binary.BigEndian.AppendUint32(make([]byte, 0, 12), 0)
-	empty = append(empty, make([]byte, 8)...)
-	if err := decodeArray8(empty, func(int, uint64) { t.Error("element in an empty array") }); err != nil {
-		t.Error(err)
-	}
-	bad := map[string][]byte{
-		"nil":         nil,
-		"short":       {0, 0, 0, 1},
-		"cut":         arr(1, 1, 2)[:30],
-		"lower bound": arr(0, 1),
-		"too long":    arr(SegmentWidth, 1, 2),
-		"4-byte elem": {0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 23, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 4, 0, 0, 0, 1},
-	}
-	for name, b := range bad {
-		if err := decodeArray8(b, func(int, uint64) {}); err == nil {
-			t.Errorf("%s: no error", name)
-		}
-	}
-}
-
-func FuzzDecodeArray8(f *testing.F) {
-	f.Add([]byte{0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 20, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 8, 1, 2, 3, 4, 5, 6, 7, 8})
-	f.Add([]byte{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 20})
-	f.Fuzz(func(t *testing.T, b []byte) {
-		_ = decodeArray8(b, func(pos int, _ uint64) {
-			if pos < 1 || pos > SegmentWidth {
-				t.Fatalf("position %d", pos)
-			}
-		})
-	})
-}
-
-func BenchmarkDecodeArray8(b *testing.B) {
-	buf := binary.BigEndian.AppendUint32(nil, 1)
-	buf = binary.BigEndian.AppendUint32(buf, 1)
-	buf = binary.BigEndian.AppendUint32(buf, 701)
-	buf = binary.BigEndian.AppendUint32(buf, SegmentWidth)
-	buf = binary.BigEndian.AppendUint32(buf, 1)
-	for i := range SegmentWidth {
-		buf = binary.BigEndian.AppendUint32(buf, 8)
-		buf = binary.BigEndian.AppendUint64(buf, math.Float64bits(float64(i)))
-	}
-	var sum uint64
-	for b.Loop() {
-		_ = decodeArray8(buf, func(_ int, bits uint64) { sum += bits })
-	}
 }
 
 // TestFetchWindowEmptyCuts: a cut of a long window whose slots hold

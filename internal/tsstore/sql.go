@@ -43,24 +43,25 @@ FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::int4[], $6::int4
 ON CONFLICT (key) DO NOTHING
 RETURNING id, key`
 
-// sqlWriteSlots writes closed slots: one row per (series, slot) in the
-// arguments, grouped into one array update per (bundle, segment, slot)
-// row; rows missing are inserted. Within a row a later slot time wins, and
-// of two values for one slot time the later in the arguments.
-// $1 bundle, $2 seg, $3 slot, $4 pos, $5 time (s), $6 value.
+// sqlWriteSlots writes closed slots into packed archive rows (see
+// packedRows): one element per (bundle, segment, slot) row, each at most
+// once, holding runs of positions and their values and times, 8 bytes
+// each; rows missing are inserted, empty but for the runs. The flush
+// resolves beforehand which of several updates of one position a row
+// keeps (a later slot time wins, and of two values for one slot time the
+// later in the arguments).
+// $1 bundle, $2 seg, $3 slot, $4 runs, $5 values, $6 times.
 const sqlWriteSlots = `WITH u AS (
-	SELECT b, g, sl, array_agg(p ORDER BY p, t, o) AS i, array_agg(v ORDER BY p, t, o) AS v, array_agg(t ORDER BY p, t, o) AS t
-	FROM unnest($1::int4[], $2::int8[], $3::int4[], $4::int4[], $5::int8[], $6::float8[]) WITH ORDINALITY AS x(b, g, sl, p, t, v, o)
-	GROUP BY b, g, sl
+	SELECT * FROM unnest($1::int4[], $2::int8[], $3::int4[], $4::bytea[], $5::bytea[], $6::bytea[]) AS x(b, g, sl, r, v, t)
 ), upd AS (
-	UPDATE pgts.rra_data d SET vals = pgts.array_put(d.vals, u.i, u.v), times = pgts.array_put(d.times, u.i, u.t)
+	UPDATE pgts.rra_data d SET vals = pgts.rra_put(d.vals, u.r, u.v), times = pgts.rra_put(d.times, u.r, u.t)
 	FROM u WHERE d.bundle_id = u.b AND d.seg = u.g AND d.slot = u.sl
 	RETURNING d.bundle_id, d.seg, d.slot
 )
 INSERT INTO pgts.rra_data (bundle_id, seg, slot, vals, times)
 SELECT u.b, u.g, u.sl,
-	pgts.array_put(array_fill(NULL::float8, ARRAY[` + segmentWidthSQL + `]), u.i, u.v),
-	pgts.array_put(array_fill(NULL::int8, ARRAY[` + segmentWidthSQL + `]), u.i, u.t)
+	pgts.rra_put(decode(repeat('` + packedNullHex + `', ` + segmentWidthSQL + `), 'hex'), u.r, u.v),
+	pgts.rra_put(decode(repeat('` + packedNoTimeHex + `', ` + segmentWidthSQL + `), 'hex'), u.r, u.t)
 FROM u WHERE NOT EXISTS (SELECT FROM upd WHERE upd.bundle_id = u.b AND upd.seg = u.g AND upd.slot = u.sl)`
 
 // sqlWriteStates saves consolidation states: $1 seg, $2 pos, $3 state.
@@ -78,10 +79,12 @@ SELECT u.g, pgts.array_put(array_fill(NULL::bytea, ARRAY[` + segmentWidthSQL + `
 FROM u WHERE u.g NOT IN (SELECT seg FROM upd)`
 
 // sqlRecompute reads, for each recompute request, the values of the finer
-// archive's n slots from t0 (seconds) every st seconds, NULL where the
-// slot holds another lap or nothing, in time order, with the request's
-// ordinal: $1 bundle, $2 seg, $3 pos, $4 t0, $5 st, $6 ring size, $7 n.
-const sqlRecompute = `SELECT r.o, array_agg(CASE WHEN d.times[r.p] = r.t THEN d.vals[r.p] END ORDER BY r.t)
+// archive's n slots from t0 (seconds) every st seconds, packed (8 bytes
+// each, the NULL marker where the slot holds another lap or nothing), in
+// time order, with the request's ordinal: $1 bundle, $2 seg, $3 pos, $4
+// t0, $5 st, $6 ring size, $7 n.
+const sqlRecompute = `SELECT r.o, string_agg(CASE WHEN substring(d.times FROM r.p * 8 - 7 FOR 8) = int8send(r.t)
+		THEN substring(d.vals FROM r.p * 8 - 7 FOR 8) ELSE '\x` + packedNullHex + `'::bytea END, ''::bytea ORDER BY r.t)
 FROM (
 	SELECT x.o, x.b, x.g, x.p, x.t0 + i.i * x.st AS t, x.st, x.sz
 	FROM unnest($1::int4[], $2::int8[], $3::int4[], $4::int8[], $5::int8[], $6::int8[], $7::int4[])
@@ -93,8 +96,9 @@ GROUP BY r.o`
 
 // sqlReadSlots reads the values of some series of one segment in one
 // archive: $1 bundle, $2 seg, $3 their positions, slots in [$4, $5] or
-// [$6, $7]; one row per position and slot.
-const sqlReadSlots = `SELECT p.p, d.times[p.p], d.vals[p.p] FROM pgts.rra_data d, unnest($3::int4[]) AS p(p)
+// [$6, $7]; one row per position and slot, its packed time and value.
+const sqlReadSlots = `SELECT p.p, substring(d.times FROM p.p * 8 - 7 FOR 8), substring(d.vals FROM p.p * 8 - 7 FOR 8)
+FROM pgts.rra_data d, unnest($3::int4[]) AS p(p)
 WHERE d.bundle_id = $1 AND d.seg = $2 AND (d.slot BETWEEN $4 AND $5 OR d.slot BETWEEN $6 AND $7)`
 
 // openRaw finds the raw table, creating it when missing, and (re)creates

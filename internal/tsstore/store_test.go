@@ -87,9 +87,9 @@ func TestGoldenArchives(t *testing.T) {
 	if err := pool.QueryRow(ctx, `SELECT id FROM pgts.metric WHERE key = 'a.x'`).Scan(&id); err != nil {
 		t.Fatal(err)
 	}
-	rows, err := pool.Query(ctx, `SELECT b.cf, d.times[$2]::bigint - $3, d.vals[$2]
+	rows, err := pool.Query(ctx, `SELECT b.cf, pgts.rra_time(d.times, $2) - $3, pgts.rra_value(d.vals, $2)
 		FROM pgts.rra_data d JOIN pgts.rra_bundle b ON b.id = d.bundle_id
-		WHERE d.seg = $1 AND d.times[$2] IS NOT NULL AND b.step_s = 30 ORDER BY 1, 2`, id/SegmentWidth, id%SegmentWidth+1, base)
+		WHERE d.seg = $1 AND pgts.rra_time(d.times, $2) IS NOT NULL AND b.step_s = 30 ORDER BY 1, 2`, id/SegmentWidth, id%SegmentWidth+1, base)
 	if err != nil {
 		t.Fatal(err)
 	}
