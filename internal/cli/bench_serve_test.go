@@ -105,7 +105,7 @@ func TestBenchServeVersus(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("bench serve --vm: exit %d\n%s\n%s", code, stdout, stderr)
 	}
-	for _, want := range []string{"300 series @ 150 points/s, 2 s window, one core kept busy, medians of 1 repeats",
+	for _, want := range []string{"300 series @ 150 points/s, 2 s window, one core kept busy, one run each",
 		"| measure | pgts serve (+ PostgreSQL) | VictoriaMetrics | pgts/VM |", "| stored series | 300 | 300 | 1.00 |"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("stdout lacks %q:\n%s", want, stdout)
