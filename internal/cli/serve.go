@@ -129,7 +129,8 @@ func runServe(ctx context.Context, a *app, cmd *cobra.Command, f serveFlags, sta
 	if f.blaster && cfg.Graphite.TCP == "" {
 		return usagef("--blaster needs the Graphite TCP listener")
 	}
-	defer setMemoryLimit(a, cfg)()
+	updateLimit, restoreLimit := setMemoryLimit(a, cfg)
+	defer restoreLimit()
 	pool, err := a.openDB(ctx, int32(cfg.FlushWorkers+2))
 	if err != nil {
 		return err
@@ -150,6 +151,7 @@ func runServe(ctx context.Context, a *app, cmd *cobra.Command, f serveFlags, sta
 	if err != nil {
 		return fmt.Errorf("opening storage: %w", err)
 	}
+	defer followSeriesState(ctx, store, updateLimit)()
 	ropts := render.DefaultOptions()
 	ropts.Logger = a.log
 	ropts.MaxSeries, ropts.MaxPoints = cfg.Render.MaxSeries, cfg.Render.MaxPoints
@@ -262,15 +264,46 @@ func storeConfig(ctx context.Context, pool *pgxpool.Pool, cfg serve.Config, rule
 // setMemoryLimit sets the Go memory limit the daemon runs under
 // (serve.Config.MemoryLimit) unless its environment sets GOMEMLIMIT, which
 // the runtime applied at start and which wins; GOGC stays as it is, the
-// limit governing the collector once the heap nears it. It returns a
-// function that restores the previous limit.
-func setMemoryLimit(a *app, cfg serve.Config) (restore func()) {
+// limit governing the collector once the heap nears it. update sets it
+// again for the series state the storage holds (MemoryLimitFor), logging
+// a change of more than an eighth; restore sets the previous limit back.
+func setMemoryLimit(a *app, cfg serve.Config) (update func(seriesBytes int64), restore func()) {
 	if v := a.env.Getenv("GOMEMLIMIT"); v != "" {
 		a.log.Info("memory limit from GOMEMLIMIT", "GOMEMLIMIT", v)
-		return func() {}
+		return func(int64) {}, func() {}
 	}
 	lim := cfg.MemoryLimit()
 	prev := debug.SetMemoryLimit(lim)
 	a.log.Info("memory limit", "bytes", lim, "max_memory", int64(cfg.MaxMemory))
-	return func() { debug.SetMemoryLimit(prev) }
+	logged := lim
+	update = func(seriesBytes int64) {
+		l := cfg.MemoryLimitFor(seriesBytes)
+		debug.SetMemoryLimit(l)
+		if d := l - logged; d > logged/8 || -d > logged/8 {
+			a.log.Info("memory limit", "bytes", l, "max_memory", int64(cfg.MaxMemory), "series_bytes", seriesBytes)
+			logged = l
+		}
+	}
+	return update, func() { debug.SetMemoryLimit(prev) }
+}
+
+// followSeriesState calls update with the storage's series state every
+// second until ctx ends; the returned function stops it and waits.
+func followSeriesState(ctx context.Context, store *tsstore.Store, update func(int64)) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				update(store.SeriesBytes())
+			}
+		}
+	}()
+	return func() { cancel(); <-done }
 }

@@ -458,3 +458,43 @@ addr = "127.0.0.1:0"
 		}
 	}
 }
+
+// TestMemoryLimitFollowsSeriesState: the state of series that all receive
+// points is kept beyond max-memory, so a limit of max-memory and a quarter
+// alone put the collector in a loop at a million series (80,320 points/s
+// acked at 1 M series and 512 MiB, against 160,623 without a limit). The
+// limit grows with the series state the store accounts.
+func TestMemoryLimitFollowsSeriesState(t *testing.T) {
+	before := debug.SetMemoryLimit(-1)
+	cfg := serve.DefaultConfig()
+	cfg.MaxMemory = 512 << 20
+	a := &app{env: Env{Getenv: func(string) string { return "" }}, log: slog.New(slog.DiscardHandler)}
+	update, restore := setMemoryLimit(a, cfg)
+	if got := debug.SetMemoryLimit(-1); got != 640<<20 {
+		t.Errorf("at start: memory limit %d, want %d", got, 640<<20)
+	}
+	update(400 << 20)
+	if got, want := debug.SetMemoryLimit(-1), cfg.MemoryLimitFor(400<<20); got != want || want != (512+400)<<20*5/4 {
+		t.Errorf("with 400 MiB of series state: memory limit %d, want %d", got, want)
+	}
+	update(0)
+	if got := debug.SetMemoryLimit(-1); got != 640<<20 {
+		t.Errorf("series state gone: memory limit %d, want %d", got, 640<<20)
+	}
+	restore()
+	if after := debug.SetMemoryLimit(-1); after != before {
+		t.Errorf("after: memory limit %d, want %d as before", after, before)
+	}
+	a.env.Getenv = func(k string) string {
+		if k == "GOMEMLIMIT" {
+			return "3GiB"
+		}
+		return ""
+	}
+	update, restore = setMemoryLimit(a, cfg)
+	update(400 << 20)
+	if got := debug.SetMemoryLimit(-1); got != before {
+		t.Errorf("GOMEMLIMIT set: memory limit %d changed, want %d", got, before)
+	}
+	restore()
+}

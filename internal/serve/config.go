@@ -27,8 +27,14 @@ import (
 // requests, a flush's transient memory). Under it the Go collector keeps
 // the heap near the live heap instead of letting it grow to twice that
 // (GOGC=100) before collecting.
-func (c Config) MemoryLimit() int64 {
-	m := int64(c.MaxMemory)
+func (c Config) MemoryLimit() int64 { return c.MemoryLimitFor(0) }
+
+// MemoryLimitFor is MemoryLimit for a storage holding seriesBytes of
+// series state: the state of series that all receive points is kept
+// beyond max-memory (only idle series are evicted), and a limit below the
+// live heap makes the collector run without pause.
+func (c Config) MemoryLimitFor(seriesBytes int64) int64 {
+	m := int64(c.MaxMemory) + max(seriesBytes, 0)
 	return m + max(m/4, 64<<20)
 }
 
