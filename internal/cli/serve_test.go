@@ -312,21 +312,7 @@ func checkRender(t *testing.T, addr string, base int64) {
 // TestServeBlaster drives the daemon's own load generator over HTTP.
 func TestServeBlaster(t *testing.T) {
 	db := pgtest.DB(t)
-	cfgFile := filepath.Join(t.TempDir(), "pgts.toml")
-	if err := os.WriteFile(cfgFile, []byte(`
-[graphite]
-tcp = "127.0.0.1:0"
-udp = ""
-[pickle]
-tcp = ""
-[statsd]
-udp = ""
-tcp = ""
-[http]
-addr = "127.0.0.1:0"
-`), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	cfgFile := loopbackConfig(t, "")
 	ad, logs, cancel, done := startServe(t, db, serveFlags{config: cfgFile, blaster: true})
 	defer cancel()
 	set := func(q string) blasterState {
@@ -416,22 +402,7 @@ func startServeEnv(t *testing.T, env map[string]string, f serveFlags) (serve.Add
 // wins. The previous limit is back when it returns.
 func TestServeMemoryLimit(t *testing.T) {
 	db := pgtest.DB(t)
-	cfgFile := filepath.Join(t.TempDir(), "pgts.toml")
-	if err := os.WriteFile(cfgFile, []byte(`
-max-memory = "512MiB"
-[graphite]
-tcp = "127.0.0.1:0"
-udp = ""
-[pickle]
-tcp = ""
-[statsd]
-udp = ""
-tcp = ""
-[http]
-addr = "127.0.0.1:0"
-`), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	cfgFile := loopbackConfig(t, `max-memory = "512MiB"`+"\n")
 	before := debug.SetMemoryLimit(-1)
 	for _, c := range []struct {
 		env  string
@@ -497,4 +468,27 @@ func TestMemoryLimitFollowsSeriesState(t *testing.T) {
 		t.Errorf("GOMEMLIMIT set: memory limit %d changed, want %d", got, before)
 	}
 	restore()
+}
+
+// loopbackConfig writes a daemon configuration with the Graphite TCP
+// and HTTP listeners on loopback ports the system chooses and the others
+// off, after the top-level keys of head; it returns its path.
+func loopbackConfig(t *testing.T, head string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "pgts.toml")
+	if err := os.WriteFile(p, []byte(head+`
+[graphite]
+tcp = "127.0.0.1:0"
+udp = ""
+[pickle]
+tcp = ""
+[statsd]
+udp = ""
+tcp = ""
+[http]
+addr = "127.0.0.1:0"
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
