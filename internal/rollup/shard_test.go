@@ -64,9 +64,12 @@ func TestShardedRollup(t *testing.T) {
 	start := time.Now().UTC().Add(-6 * time.Hour).Truncate(time.Hour)
 	load(start, 14000) // about 6 hours, up to now
 
-	// The rollups' clock is ahead of every row: every bucket is
-	// materialized by a refresh (the real-time parts are checked before).
-	ahead := time.Now().Add(3 * time.Hour)
+	// The rollups' clock is past the end of every row's day: every
+	// bucket, the daily rollup's too, is closed and materialized by a
+	// refresh whatever the time of day (a rollup on a rollup does not
+	// materialize the bucket holding now); the real-time parts are
+	// checked before.
+	ahead := time.Now().Add(25 * time.Hour)
 	m := partition.NewManager(coord, log, func() time.Time { return ahead })
 	rs, err := New(DefaultConfig(coord, m, log))
 	if err != nil {
