@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/pgts/pgts/internal/copyload"
@@ -245,7 +247,7 @@ func TestViewBeforePartialBuckets(t *testing.T) {
 	}
 	w := fmt.Sprintf("(SELECT watermark FROM pgts.rollup WHERE id = %d)", r.ID)
 	f := fmt.Sprintf("(SELECT coalesce(frozen_below, -9223372036854775808) FROM pgts.rollup WHERE id = %d)", r.ID)
-	states := r.storedStates(w, f) + "\nUNION ALL\n" + r.aggSelect(r.source()+" r", "r.time >= "+r.ts.from(w)) +
+	states := r.storedStatesBefore(w, f) + "\nUNION ALL\n" + r.aggSelect(r.source()+" r", "r.time >= "+r.ts.from(w)) +
 		"\nUNION ALL\n" + r.invalidatedSelect(w, w, f)
 	execSQL(t, pool, "CREATE OR REPLACE VIEW h AS "+finalSelect(states, r.GroupBy, r.Aggs, map[string]bool{"avg_v": true}))
 	execSQL(t, pool, `UPDATE pgts.rollup SET partial_us = NULL`)
@@ -349,5 +351,172 @@ func TestRealTimeViewPlansSourceOnce(t *testing.T) {
 	})
 	if scans > 0 {
 		t.Errorf("the view's plan has %d scans of the source's %d partitions", scans, leaves)
+	}
+}
+
+// storedStatesBefore is the stored part of the real-time views made
+// before the functions of the stored rows' checks: the materialized rows
+// below the watermark w that no invalidation record (not frozen: f)
+// covers, checked by subqueries of the catalog.
+func (r *Rollup) storedStatesBefore(w, f string) string {
+	cols := r.dataColumns()
+	mcols := make([]string, len(cols))
+	for i, c := range cols {
+		mcols[i] = "m." + c
+	}
+	// IS TRUE: not an index condition. The planner cannot estimate a
+	// bound that is a parameter and took an index scan of the rows
+	// below it, in the order of the index, for a few rows: a query's own
+	// bounds on bucket choose the scan.
+	return "SELECT " + strings.Join(mcols, ", ") + " FROM " + r.data() + " m WHERE (m.bucket < " + r.ts.from(w) + ") IS TRUE" +
+		fmt.Sprintf("\nAND (m.bucket NOT IN (SELECT %s FROM pgts.rollup_invalidation i WHERE i.rollup_id = %d AND i.bucket_us < %s AND i.bucket_us >= %s)",
+			r.ts.from("i.bucket_us"), r.ID, w, f) +
+		fmt.Sprintf("\n\tOR NOT EXISTS (SELECT 1 FROM pgts.rollup_invalidation i WHERE i.rollup_id = %d AND i.bucket_us = %s AND i.bucket_us >= %s AND i.key = %s))",
+			r.ID, r.ts.us("m.bucket"), f, r.key("m")) +
+		fmt.Sprintf("\nAND (m.bucket < (SELECT coalesce(min(%s), %s) FROM pgts.rollup_invalidation_range g WHERE g.rollup_id = %d AND g.lo_us < %s)",
+			r.rangeLo("g.lo_us"), r.ts.from(w), r.ID, w) +
+		fmt.Sprintf("\n\tOR m.bucket >= (SELECT max(%s) FROM pgts.rollup_invalidation_range g WHERE g.rollup_id = %d AND g.lo_us < %s)",
+			r.rangeHi("g.hi_us"), r.ID, w) +
+		fmt.Sprintf("\n\tOR %s < %s OR NOT %s)", r.ts.us("m.bucket"), f, r.rangeCovers("m", w))
+}
+
+// catalogScans is the nodes of p scanning pgts' catalog of rollups and
+// their invalidations.
+func (n planNode) catalogScans() int64 {
+	var sum int64
+	n.walk(func(p planNode) {
+		switch rel, _ := p["Relation Name"].(string); rel {
+		case "rollup", "rollup_invalidation", "rollup_invalidation_range":
+			sum++
+		}
+	})
+	return sum
+}
+
+// functionLoops is the loops of the scans of the function named name.
+func (n planNode) functionLoops(name string) (nodes, loops int64) {
+	n.walk(func(p planNode) {
+		if f, _ := p["Function Name"].(string); f == name {
+			nodes++
+			loops += int64(p.num("Actual Loops"))
+		}
+	})
+	return nodes, loops
+}
+
+// TestRealTimeViewPlansNoCatalogQueries: the real-time view plans about
+// as the materialized-only one does: its plan has no query of the
+// catalog of rollups and invalidations (each one a subquery planned at
+// every query of the view) but calls of the rollup's functions; its
+// stored rows are checked against values computed once, and the set of
+// stored groups invalidated is computed at most once per query, not at
+// all without an invalidation below the watermark. With no invalidation,
+// a pair and a range record, the view equals GROUP BY.
+func TestRealTimeViewPlansNoCatalogQueries(t *testing.T) {
+	c := &clock{t: time.Date(2024, 3, 13, 15, 30, 0, 0, time.UTC)}
+	start := time.Date(2024, 3, 12, 0, 0, 0, 0, time.UTC)
+	pool, m, _, r := realTimeTable(t, c, start)
+	stale := fmt.Sprintf("rollup_%d_stale", r.ID)
+	check := func(what string, maxStale int64) {
+		t.Helper()
+		p := explain(t, pool, `SELECT * FROM h WHERE bucket >= '2024-03-12'`)
+		if n := p.catalogScans(); n > 0 {
+			t.Errorf("%s: the view's plan has %d scans of the catalog of rollups and invalidations", what, n)
+		}
+		if nodes, loops := p.functionLoops(stale); nodes != 1 || loops > maxStale {
+			t.Errorf("%s: the view's plan has %d scans of %s, run %d times; want 1, run at most %d times", what, nodes, stale, loops, maxStale)
+		}
+		if d := diff(fetch(t, pool, rtView), fetch(t, pool, rtRaw), all); d != "" {
+			t.Fatalf("%s: the real-time view differs from GROUP BY:\n%s", what, d)
+		}
+	}
+	check("no invalidation", 0)
+	execSQL(t, pool, `INSERT INTO rt VALUES ($1, 7, -1)`, start.Add(3*time.Hour+time.Minute))
+	check("a pair", 1)
+	loadRT(t, pool, m, c, [][3]any{{start.Add(8*time.Hour + time.Minute), 8, -2}})
+	check("a pair and a range record", 1)
+}
+
+// nestedPlans runs sql on a connection of its own with auto_explain
+// logging to it the plan of every statement run, those inside functions
+// too, and returns those plans but the last (sql's own).
+func nestedPlans(t *testing.T, pool *pgxpool.Pool, sql string) []planNode {
+	t.Helper()
+	ctx := context.Background()
+	cfg, err := pgx.ParseConfig(pool.Config().ConnConfig.ConnString())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logged []string
+	cfg.OnNotice = func(_ *pgconn.PgConn, n *pgconn.Notice) {
+		if i := strings.Index(n.Message, "plan:\n"); i >= 0 {
+			logged = append(logged, n.Message[i+len("plan:\n"):])
+		}
+	}
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	// a first run, so that the function's plans are cached as in a
+	// session that queried the view before
+	if _, err := conn.Exec(ctx, sql); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"LOAD 'auto_explain'", "SET auto_explain.log_min_duration = 0", "SET auto_explain.log_analyze = on",
+		"SET auto_explain.log_timing = off", "SET auto_explain.log_nested_statements = on", "SET auto_explain.log_format = json",
+		"SET client_min_messages = log"} {
+		if _, err := conn.Exec(ctx, s); err != nil {
+			t.Fatalf("%s: %v", s, err)
+		}
+	}
+	logged = nil
+	if _, err := conn.Exec(ctx, sql); err != nil {
+		t.Fatal(err)
+	}
+	if len(logged) == 0 {
+		t.Fatal("auto_explain logged no plan")
+	}
+	var out []planNode
+	for _, l := range logged[:len(logged)-1] {
+		var p struct{ Plan planNode }
+		if err := json.Unmarshal([]byte(l), &p); err != nil {
+			t.Fatalf("a plan logged by auto_explain: %v\n%s", err, l)
+		}
+		out = append(out, p.Plan)
+	}
+	return out
+}
+
+// TestRealTimeFunctionRunsOnlyNeededParts: the function of the real-time
+// view's rows not stored runs the parts that read the invalidated groups
+// only when there are invalidation records of their kind, and reads the
+// source's rows since the refresh in a plan that opens only the
+// partitions holding them (the times are parameters of a plan made once,
+// pruned when it starts): with no invalidation, the source's partitions
+// are scanned fewer times in all than there are partitions (every part
+// planned in one query scanned each several times).
+func TestRealTimeFunctionRunsOnlyNeededParts(t *testing.T) {
+	ctx := context.Background()
+	c := &clock{t: time.Date(2024, 3, 13, 15, 30, 0, 0, time.UTC)}
+	start := time.Date(2024, 3, 12, 0, 0, 0, 0, time.UTC)
+	pool, _, _, _ := realTimeTable(t, c, start)
+	var leaves int64
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM pg_partition_tree('rt') WHERE isleaf`).Scan(&leaves); err != nil {
+		t.Fatal(err)
+	}
+	var scans int64
+	for _, p := range nestedPlans(t, pool, `SELECT * FROM h`) {
+		p.walk(func(n planNode) {
+			if rel, _ := n["Relation Name"].(string); rel == "rt_default" || strings.HasPrefix(rel, "rt_p") {
+				scans++
+			}
+		})
+	}
+	if scans >= leaves {
+		t.Errorf("with no invalidation, the real-time view's function scanned the source's %d partitions %d times", leaves, scans)
+	}
+	if d := diff(fetch(t, pool, rtView), fetch(t, pool, rtRaw), all); d != "" {
+		t.Fatalf("the real-time view differs from GROUP BY:\n%s", d)
 	}
 }
