@@ -491,32 +491,55 @@ func nestedPlans(t *testing.T, pool *pgxpool.Pool, sql string) []planNode {
 // TestRealTimeFunctionRunsOnlyNeededParts: the function of the real-time
 // view's rows not stored runs the parts that read the invalidated groups
 // only when there are invalidation records of their kind, and reads the
-// source's rows since the refresh in a plan that opens only the
-// partitions holding them (the times are parameters of a plan made once,
-// pruned when it starts): with no invalidation, the source's partitions
-// are scanned fewer times in all than there are partitions (every part
-// planned in one query scanned each several times).
+// source in plans that open only the partitions holding the rows they
+// read (the times are parameters of plans made once, pruned when they
+// start): with no invalidation, the source's partitions are scanned
+// fewer times in all than there are partitions (every part planned in
+// one query scanned each several times); a pair of an old bucket adds a
+// scan of that bucket's partition only, and a few more buckets one scan
+// each; with more than loopBuckets buckets, one query reads them all.
+// The view equals GROUP BY at each step.
 func TestRealTimeFunctionRunsOnlyNeededParts(t *testing.T) {
 	ctx := context.Background()
 	c := &clock{t: time.Date(2024, 3, 13, 15, 30, 0, 0, time.UTC)}
 	start := time.Date(2024, 3, 12, 0, 0, 0, 0, time.UTC)
-	pool, _, _, _ := realTimeTable(t, c, start)
+	pool, _, rs, r := realTimeTable(t, c, start)
 	var leaves int64
 	if err := pool.QueryRow(ctx, `SELECT count(*) FROM pg_partition_tree('rt') WHERE isleaf`).Scan(&leaves); err != nil {
 		t.Fatal(err)
 	}
-	var scans int64
-	for _, p := range nestedPlans(t, pool, `SELECT * FROM h`) {
-		p.walk(func(n planNode) {
-			if rel, _ := n["Relation Name"].(string); rel == "rt_default" || strings.HasPrefix(rel, "rt_p") {
-				scans++
-			}
-		})
+	scans := func(what string) int64 {
+		t.Helper()
+		var n int64
+		for _, p := range nestedPlans(t, pool, `SELECT * FROM h`) {
+			p.walk(func(n2 planNode) {
+				if rel, _ := n2["Relation Name"].(string); rel == "rt_default" || strings.HasPrefix(rel, "rt_p") {
+					n++
+				}
+			})
+		}
+		if d := diff(fetch(t, pool, rtView), fetch(t, pool, rtRaw), all); d != "" {
+			t.Fatalf("%s: the real-time view differs from GROUP BY:\n%s", what, d)
+		}
+		return n
 	}
-	if scans >= leaves {
-		t.Errorf("with no invalidation, the real-time view's function scanned the source's %d partitions %d times", leaves, scans)
+	none := scans("no invalidation")
+	if none >= leaves {
+		t.Errorf("with no invalidation, the real-time view's function scanned the source's %d partitions %d times", leaves, none)
 	}
-	if d := diff(fetch(t, pool, rtView), fetch(t, pool, rtRaw), all); d != "" {
-		t.Fatalf("the real-time view differs from GROUP BY:\n%s", d)
+	execSQL(t, pool, `INSERT INTO rt VALUES ($1, 7, -1)`, start.Add(3*time.Hour+time.Minute))
+	if n := scans("a pair"); n != none+1 {
+		t.Errorf("with a pair of an old bucket, the function scanned the source's partitions %d times; %d without, want one more", n, none)
 	}
+	execSQL(t, pool, `INSERT INTO rt SELECT $1::timestamptz + i * interval '1 hour', 9, -9 FROM generate_series(1, 3) i`, start.Add(4*time.Hour+time.Minute))
+	if n := scans("pairs of 4 old buckets"); n != none+4 {
+		t.Errorf("with pairs of 4 old buckets, the function scanned the source's partitions %d times; %d without, want 4 more", n, none)
+	}
+	execSQL(t, pool, fmt.Sprintf(`INSERT INTO rt SELECT $1::timestamptz + i * interval '1 hour', 9, -9 FROM generate_series(0, %d) i`, loopBuckets), start.Add(12*time.Hour+time.Minute))
+	q := fmt.Sprintf(`SELECT * FROM h WHERE bucket < '%s'`, start.Add(24*time.Hour).Format(time.RFC3339))
+	// device 9's rows of its buckets, device 7's of its one
+	if n, want := sourceRead(t, pool, rs, r, q), int64((loopBuckets+5)*61); n > want {
+		t.Errorf("with pairs of %d old buckets, the view read %d source rows; the pairs' keys have %d", loopBuckets+5, n, want)
+	}
+	scans(fmt.Sprintf("pairs of %d old buckets", loopBuckets+5))
 }

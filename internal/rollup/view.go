@@ -118,7 +118,49 @@ const (
 	vP = "pgts_p" // the row time the bucket at W is materialized up to
 	vC = "pgts_c" // the end of the bucket at W when partly materialized, else W
 	vF = "pgts_f" // frozen_below, or the smallest bigint
+	vN = "pgts_n" // how many buckets below C have pairs
+	vB = "pgts_b" // one of them
+	// its start and end, of the time type: compared with each row read,
+	// not computed for each
+	vLo = "pgts_lo"
+	vHi = "pgts_hi"
 )
+
+// sqlType is the SQL type of the values from gives.
+func (ts timeSQL) sqlType() string {
+	switch ts.tt {
+	case partition.Timestamptz:
+		return "timestamptz"
+	case partition.Timestamp:
+		return "timestamp"
+	case partition.Date:
+		return "date"
+	}
+	return "bigint"
+}
+
+// loopBuckets is how many buckets with pairs the function of the rows
+// not stored reads one by one (each in a plan pruned to its partition
+// when it starts, the bucket a parameter); more are read in one query
+// (each bucket a rescan of a plan that opens every partition of the
+// source).
+const loopBuckets = 8
+
+// bucketPairsSelect aggregates the source's rows of the pairs of the
+// bucket b (micros, a parameter; lo and hi its start and end in the time
+// type): of that bucket, only the rows whose group-by columns take the
+// values of its pairs (or NULL), the groups of the pairs kept.
+func (r *Rollup) bucketPairsSelect(b, lo, hi string) string {
+	t := "s." + pg.QuoteIdent(r.TimeColumn)
+	pairs := fmt.Sprintf("pgts.rollup_invalidation p WHERE p.rollup_id = %d AND p.bucket_us = %s", r.ID, b)
+	where := fmt.Sprintf("%s >= %s AND %s < %s", t, lo, t, hi)
+	for i, g := range r.GroupBy {
+		c := "s." + pg.QuoteIdent(g)
+		where += fmt.Sprintf(" AND (%s = ANY (ARRAY(SELECT (p.key ->> %d)::%s FROM %s)) OR %s IS NULL)", c, i, r.keyTypes[i], pairs, c)
+	}
+	agg := r.aggSelect(fmt.Sprintf("(SELECT * FROM %s s WHERE %s) r", r.source(), where), "")
+	return fmt.Sprintf("SELECT a.* FROM (%s) a WHERE EXISTS (SELECT 1 FROM %s AND p.key = %s)", agg, pairs, r.key("a"))
+}
 
 // currentStates is the bucket at the watermark W: its partial states
 // (rows before P) and the source's rows at or after P, aggregated,
@@ -282,19 +324,27 @@ func (r *Rollup) invalidatedFunction() string {
 	body := fmt.Sprintf(`
 #variable_conflict use_variable
 DECLARE
-	%[1]s bigint; %[2]s bigint; %[3]s bigint; %[4]s bigint;
+	%[1]s bigint; %[2]s bigint; %[3]s bigint; %[4]s bigint; %[13]s bigint; %[15]s bigint; %[16]s %[20]s; %[17]s %[20]s;
 BEGIN
 SELECT x.watermark, %[5]s, %[6]s, coalesce(x.frozen_below, %[7]s) INTO %[1]s, %[2]s, %[3]s, %[4]s FROM pgts.rollup x WHERE x.id = %[8]d;
 RETURN QUERY %[9]s;
-IF EXISTS (SELECT 1 FROM pgts.rollup_invalidation i WHERE i.rollup_id = %[8]d AND i.bucket_us < %[3]s AND i.bucket_us >= %[4]s) THEN
+SELECT count(DISTINCT i.bucket_us) INTO %[13]s FROM pgts.rollup_invalidation i WHERE i.rollup_id = %[8]d AND i.bucket_us < %[3]s AND i.bucket_us >= %[4]s;
+IF %[13]s > %[14]d THEN
 	RETURN QUERY %[10]s;
+ELSIF %[13]s > 0 THEN
+	FOR %[15]s IN SELECT DISTINCT i.bucket_us FROM pgts.rollup_invalidation i WHERE i.rollup_id = %[8]d AND i.bucket_us < %[3]s AND i.bucket_us >= %[4]s LOOP
+		%[16]s := %[18]s;
+		%[17]s := %[19]s;
+		RETURN QUERY %[12]s;
+	END LOOP;
 END IF;
 IF EXISTS (SELECT 1 FROM pgts.rollup_invalidation_range g WHERE g.rollup_id = %[8]d AND g.lo_us < %[2]s) THEN
 	RETURN QUERY %[11]s;
 END IF;
 END
 `, vW, vP, vC, vF, pt, r.ts.us(r.rangeHi(pt)), minLit, r.ID,
-		r.currentStates(), r.invalidatedPairs(vC, vF), r.invalidatedRanges(vC, vP, vF))
+		r.currentStates(), r.invalidatedPairs(vC, vF), r.invalidatedRanges(vC, vP, vF), r.bucketPairsSelect(vB, vLo, vHi), vN, loopBuckets, vB,
+		vLo, vHi, r.ts.from(vB), r.ts.step(r.ts.from(vB), 1), r.ts.sqlType())
 	return fmt.Sprintf("CREATE OR REPLACE FUNCTION %s() RETURNS SETOF %s LANGUAGE plpgsql STABLE ROWS 10 SET plan_cache_mode = force_generic_plan AS %s",
 		r.invalidatedFunctionName(), r.data(), dollarQuote(body))
 }
