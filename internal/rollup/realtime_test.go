@@ -14,6 +14,7 @@ import (
 
 	"github.com/pgts/pgts/internal/copyload"
 	"github.com/pgts/pgts/internal/partition"
+	"github.com/pgts/pgts/internal/pg"
 	"github.com/pgts/pgts/internal/records"
 )
 
@@ -542,4 +543,81 @@ func TestRealTimeFunctionRunsOnlyNeededParts(t *testing.T) {
 		t.Errorf("with pairs of %d old buckets, the view read %d source rows; the pairs' keys have %d", loopBuckets+5, n, want)
 	}
 	scans(fmt.Sprintf("pairs of %d old buckets", loopBuckets+5))
+}
+
+// TestRealTimeViewPsqlWritesAfterRefreshReadOnlyThem: rows written by
+// psql into the bucket holding now, with times at or after the time the
+// refresh materialized it up to, are recorded by range, as a pgts load
+// batch records them: the real-time view reads those rows only, not the
+// whole bucket of their keys; a write before that time (an UPDATE), and
+// the pairs a trigger function of an older rollup records, make it
+// re-aggregate the keys' rows of the bucket. The view equals GROUP BY at
+// each step, and a refresh leaves no record.
+func TestRealTimeViewPsqlWritesAfterRefreshReadOnlyThem(t *testing.T) {
+	ctx := context.Background()
+	c := &clock{t: time.Date(2024, 3, 13, 15, 30, 0, 0, time.UTC)}
+	start := time.Date(2024, 3, 12, 0, 0, 0, 0, time.UTC)
+	pool, _, rs, r := realTimeTable(t, c, start)
+	bucket := time.Date(2024, 3, 13, 15, 0, 0, 0, time.UTC)
+	// 50 devices, a row a minute from 00:00 to 15:29 (the partition of
+	// a day as the planner sees it: its keys' rows are read by the index
+	// on (device, time))
+	execSQL(t, pool, `INSERT INTO rt SELECT $1::timestamptz + i * interval '1 minute', d, i + d * 0.25
+		FROM generate_series(0, 929) i, generate_series(1, 50) d`, bucket.Add(-15*time.Hour))
+	execSQL(t, pool, `ANALYZE rt`)
+	if _, err := rs.Refresh(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	q := fmt.Sprintf(`SELECT * FROM h WHERE bucket >= '%s'`, bucket.Format(time.RFC3339))
+	check := func(what string, max int64) {
+		t.Helper()
+		if n := sourceRead(t, pool, rs, r, q); n > max {
+			t.Errorf("%s: the real-time view read %d source rows of the current bucket, want at most %d", what, n, max)
+		}
+		if d := diff(fetch(t, pool, rtView), fetch(t, pool, rtRaw), all); d != "" {
+			t.Fatalf("%s: the real-time view differs from GROUP BY:\n%s", what, d)
+		}
+	}
+	// a row per device after the refresh, by psql: 50 pairs of the bucket
+	execSQL(t, pool, `INSERT INTO rt SELECT $1::timestamptz + d * interval '1 second', d, -d FROM generate_series(1, 50) d`, c.t)
+	check("a row per device after the refresh", 2*50)
+	// and a second statement's rows
+	execSQL(t, pool, `INSERT INTO rt SELECT $1::timestamptz + d * interval '1 second', d, d FROM generate_series(1, 50) d`, c.t.Add(time.Minute))
+	check("two rows per device after the refresh", 2*100)
+	// a row of device 5 before the refresh's time moved after it
+	execSQL(t, pool, `UPDATE rt SET time = $2 WHERE device = 5 AND time = $1`, bucket.Add(10*time.Minute), c.t.Add(2*time.Minute))
+	check("an update of a row before the refresh's time", 2*100+31)
+	// the trigger function of a rollup made before, which records pairs
+	// only
+	execSQL(t, pool, r.triggerFunctionPairsOnly())
+	execSQL(t, pool, `INSERT INTO rt SELECT $1::timestamptz + d * interval '1 second', d, 2 * d FROM generate_series(1, 50) d`, c.t.Add(3*time.Minute))
+	check("a trigger function recording pairs only", 50*36+151)
+	// and the refresh leaves no record behind
+	c.t = c.t.Add(time.Hour)
+	if _, err := rs.Refresh(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	check("refreshed an hour later", 2*50)
+	var n int64
+	if err := pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM pgts.rollup_invalidation) + (SELECT count(*) FROM pgts.rollup_invalidation_range)`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n != 0 {
+		t.Errorf("%d invalidation records left after the refresh", n)
+	}
+}
+
+// triggerFunctionPairsOnly is the trigger function of the rollups made
+// before the rows written after the refresh's time were recorded by
+// range: the pairs a statement wrote, whatever their times.
+func (r *Rollup) triggerFunctionPairsOnly() string {
+	pairs := func(tab string) string {
+		return fmt.Sprintf("INSERT INTO pgts.rollup_invalidation (rollup_id, bucket_us, key) SELECT DISTINCT %d, %s, %s FROM %s r;\n",
+			r.ID, r.ts.us(r.ts.bucket("r."+pg.QuoteIdent(r.TimeColumn))), r.key("r"), tab)
+	}
+	body := "\nBEGIN\n" +
+		"IF TG_OP <> 'DELETE' THEN\n" + pairs("pgts_new") + "END IF;\n" +
+		"IF TG_OP <> 'INSERT' THEN\n" + pairs("pgts_old") + "END IF;\n" +
+		"RETURN NULL;\nEND\n"
+	return fmt.Sprintf("CREATE OR REPLACE FUNCTION %s() RETURNS trigger LANGUAGE plpgsql AS %s", r.functionName(), dollarQuote(body))
 }
