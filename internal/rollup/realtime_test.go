@@ -621,3 +621,27 @@ func (r *Rollup) triggerFunctionPairsOnly() string {
 		"RETURN NULL;\nEND\n"
 	return fmt.Sprintf("CREATE OR REPLACE FUNCTION %s() RETURNS trigger LANGUAGE plpgsql AS %s", r.functionName(), dollarQuote(body))
 }
+
+// TestRealTimeViewProjectsInItsScans: the real-time view computes its
+// final values in each of its scans, as the materialized-only view does,
+// not in a node above them through which every row passes once more.
+func TestRealTimeViewProjectsInItsScans(t *testing.T) {
+	c := &clock{t: time.Date(2024, 3, 13, 15, 30, 0, 0, time.UTC)}
+	start := time.Date(2024, 3, 12, 0, 0, 0, 0, time.UTC)
+	pool, _, _, _ := realTimeTable(t, c, start)
+	p := explain(t, pool, `SELECT * FROM h WHERE bucket >= '2024-03-12'`)
+	var above int
+	p.walk(func(n planNode) {
+		if typ, _ := n["Node Type"].(string); typ == "Result" {
+			if rel, _ := n["Parent Relationship"].(string); rel != "InitPlan" && rel != "SubPlan" {
+				above++
+			}
+		}
+	})
+	if above > 0 {
+		t.Errorf("the real-time view's plan has %d Result nodes computing its rows' values", above)
+	}
+	if d := diff(fetch(t, pool, rtView), fetch(t, pool, rtRaw), all); d != "" {
+		t.Fatalf("the real-time view differs from GROUP BY:\n%s", d)
+	}
+}

@@ -403,8 +403,16 @@ END
 	return fmt.Sprintf("CREATE OR REPLACE FUNCTION %s(rel regclass) RETURNS void LANGUAGE plpgsql AS %s", r.relFunctionName(), dollarQuote(body))
 }
 
-// viewSQL is the view's definition.
+// viewSQL is the view's definition. A real-time view computes the final
+// values in each part of its union, so that they are computed in the
+// scans of the data table's partitions as the materialized-only view's
+// are, not in a node above the union.
 func (r *Rollup) viewSQL(floatSums map[string]bool) string {
+	if r.RealTime {
+		stored, fresh := r.realTimeParts() // view.go
+		return fmt.Sprintf("CREATE OR REPLACE VIEW %s AS %s\nUNION ALL\n%s", r.view(),
+			finalSelect(stored, r.GroupBy, r.Aggs, floatSums), finalSelect(fresh, r.GroupBy, r.Aggs, floatSums))
+	}
 	return fmt.Sprintf("CREATE OR REPLACE VIEW %s AS %s", r.view(), finalSelect(r.statesSQL(), r.GroupBy, r.Aggs, floatSums))
 }
 

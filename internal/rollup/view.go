@@ -91,6 +91,13 @@ func (r *Rollup) invalidatedRanges(c, p, f string) string {
 // stored groups invalidated (pgts."rollup_ID_stale"(), called once, and
 // only when such a row is met).
 func (r *Rollup) realTimeStates() string {
+	stored, fresh := r.realTimeParts()
+	return stored + "\nUNION ALL\n" + fresh
+}
+
+// realTimeParts are the two parts of realTimeStates: the stored rows, and
+// the function's rows.
+func (r *Rollup) realTimeParts() (stored, fresh string) {
 	cols := r.dataColumns()
 	mcols := make([]string, len(cols))
 	for i, c := range cols {
@@ -102,9 +109,9 @@ func (r *Rollup) realTimeStates() string {
 	// it, in the order of the index, for a few rows (or a BitmapOr of
 	// two): a query's own bounds on bucket choose the scan. lo <= W.
 	return "SELECT " + strings.Join(mcols, ", ") + " FROM " + r.data() + " m WHERE (m.bucket < " + b(2) +
-		fmt.Sprintf("\n\tOR (m.bucket < %s AND (m.bucket >= %s OR (m.bucket, %s) NOT IN (SELECT x.bucket, x.key FROM %s() x)))) IS TRUE",
-			b(1), b(3), r.key("m"), r.rtFunctionName("stale")) +
-		"\nUNION ALL\nSELECT * FROM " + r.invalidatedFunctionName() + "()"
+			fmt.Sprintf("\n\tOR (m.bucket < %s AND (m.bucket >= %s OR (m.bucket, %s) NOT IN (SELECT x.bucket, x.key FROM %s() x)))) IS TRUE",
+				b(1), b(3), r.key("m"), r.rtFunctionName("stale")),
+		"SELECT * FROM " + r.invalidatedFunctionName() + "()"
 }
 
 // Variables of the real-time view's functions (PL/pgSQL, where a name
