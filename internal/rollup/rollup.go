@@ -351,18 +351,19 @@ func dollarQuote(body string) string {
 }
 
 // triggerFunction is the trigger function recording what a statement
-// wrote (its new rows, and its old ones): the (bucket, key) pairs of the
-// rows with times before P (the row time the bucket at the watermark is
-// materialized up to, or the watermark), once each; and the rows at or
-// after P as one range record of their times and keys' values, as a pgts
-// load batch records them. Rows written into the bucket holding now after
-// the refresh are then ones the real-time view reads anyway (the source's
-// rows since P), not pairs that make it re-aggregate the bucket for their
-// keys; rows of later buckets are materialized by the next refresh either
-// way. P read as the statement sees it is exact whatever the refresh does
-// meanwhile: a record of times before the P the view reads is
-// re-aggregated as any range record. A rollup that does not read range
-// records (records_ranges, catalog migration 10) gets pairs only.
+// wrote (its new rows, and its old ones): when all of them have times at
+// or after P (the row time the bucket at the watermark is materialized
+// up to, or the watermark: rows not materialized), one range record of
+// their times and keys' values, as a pgts load batch records them; else
+// the (bucket, key) pairs of the rows, once each. Rows written into the
+// bucket holding now after the refresh are then ones the real-time view
+// reads anyway (the source's rows since P), not pairs that make it
+// re-aggregate the bucket for their keys; rows of later buckets are
+// materialized by the next refresh either way. P read as the statement
+// sees it is exact whatever the refresh does meanwhile: a record of times
+// before the P the view reads is re-aggregated as any range record. A
+// rollup that does not read range records (records_ranges, catalog
+// migration 10) gets pairs only.
 func (r *Rollup) triggerFunction() string {
 	t := "r." + pg.QuoteIdent(r.TimeColumn)
 	vals := "NULL::jsonb"
@@ -374,11 +375,15 @@ func (r *Rollup) triggerFunction() string {
 		vals = "jsonb_build_array(" + strings.Join(cols, ", ") + ")"
 	}
 	rows := func(tab string) string {
-		return fmt.Sprintf(`INSERT INTO pgts.rollup_invalidation (rollup_id, bucket_us, key) SELECT DISTINCT %[1]d, %[2]s, %[3]s FROM %[4]s r WHERE %[5]s < pgts_p;
-INSERT INTO pgts.rollup_invalidation_range (rollup_id, lo_us, hi_us, vals) SELECT %[1]d, min(%[5]s), max(%[5]s) + 1, %[6]s FROM %[4]s r WHERE %[5]s >= pgts_p HAVING count(*) > 0;
+		return fmt.Sprintf(`SELECT min(%[5]s), max(%[5]s) INTO pgts_lo, pgts_hi FROM %[4]s r;
+IF pgts_lo >= pgts_p THEN
+	INSERT INTO pgts.rollup_invalidation_range (rollup_id, lo_us, hi_us, vals) SELECT %[1]d, pgts_lo, pgts_hi + 1, %[6]s FROM %[4]s r;
+ELSIF pgts_lo IS NOT NULL THEN
+	INSERT INTO pgts.rollup_invalidation (rollup_id, bucket_us, key) SELECT DISTINCT %[1]d, %[2]s, %[3]s FROM %[4]s r;
+END IF;
 `, r.ID, r.ts.us(r.ts.bucket(t)), r.key("r"), tab, r.ts.us(t), vals)
 	}
-	body := "\n#variable_conflict use_variable\nDECLARE\n\tpgts_p bigint;\nBEGIN\n" +
+	body := "\n#variable_conflict use_variable\nDECLARE\n\tpgts_p bigint;\n\tpgts_lo bigint;\n\tpgts_hi bigint;\nBEGIN\n" +
 		fmt.Sprintf("SELECT CASE WHEN x.records_ranges THEN greatest(x.watermark, coalesce(x.partial_us, x.watermark)) ELSE %d END INTO pgts_p FROM pgts.rollup x WHERE x.id = %d;\n",
 			int64(math.MaxInt64), r.ID) +
 		"IF TG_OP <> 'DELETE' THEN\n" + rows("pgts_new") + "END IF;\n" +
