@@ -7,9 +7,10 @@
 # QDEVICES devices, one row every QSTEP seconds each, the week ending now,
 # loaded by pgts load (made once; SETUP=1 makes it again). Two rollups of
 # it, 1-hour buckets by device, avg(data1), --real-time on (rq_rt) and off
-# (rq_mat), are made again and refreshed; then one row is written 3 days
-# back (one invalidated (bucket, device) pair) and QNEW rows per device
-# past the refresh (the current hour's rows written since). EXTRA_VIEWS
+# (rq_mat), are made again and refreshed; then QOLD rows (1; 0 for none)
+# are written 3 days back (one invalidated (bucket, device) pair) and
+# QNEW rows per device past the refresh by psql (the current hour's rows
+# written since). EXTRA_VIEWS
 # names more views of the same columns to time beside them (a view of an
 # earlier definition, say).
 #
@@ -28,7 +29,7 @@
 set -euo pipefail
 BIN=${BIN:-bin/pgts}
 WORKERS=${WORKERS:-2}
-devices=${QDEVICES:-20} step=${QSTEP:-10} repeat=${QREPEAT:-7} qnew=${QNEW:-0}
+devices=${QDEVICES:-20} step=${QSTEP:-10} repeat=${QREPEAT:-7} qnew=${QNEW:-0} qold=${QOLD:-1}
 psqlv() { "$BIN" db psql -qAt -c "$1"; }
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
 
@@ -49,7 +50,9 @@ for rt in on off; do
 	"$BIN" rollup create "$name" --on rq --bucket '1 hour' --group-by device --agg "avg(data1)" --real-time "$rt" >/dev/null
 done
 "$BIN" rollup refresh >/dev/null 2>&1
-psqlv "INSERT INTO rq VALUES (date_trunc('hour', now()) - interval '3 days' + interval '1 minute', 1, 50)" >/dev/null
+if [ "$qold" -gt 0 ]; then
+	psqlv "INSERT INTO rq SELECT date_trunc('hour', now()) - interval '3 days' + interval '1 minute' + i * interval '1 millisecond', 1, 50 FROM generate_series(1, $qold) i" >/dev/null
+fi
 if [ "$qnew" -gt 0 ]; then
 	psqlv "INSERT INTO rq SELECT now() + i * interval '1 millisecond', d, random() * 100 FROM generate_series(1, $qnew) i, generate_series(1, $devices) d" >/dev/null
 fi
@@ -124,7 +127,7 @@ while IFS='|' read -r kind name a b c d e; do
 	ms) med[$name]=$a all[$name]=$b ;;
 	esac
 done <<<"$(echo "$out" | grep '^read|\|^ms|')"
-echo "| a week of hourly averages of $devices devices (table of $table rows; $qnew new rows per device past the refresh; medians of $repeat) | rows | rows read | buffers | planning ms (EXPLAIN) | execution ms (EXPLAIN) | ms | ms / materialized only |"
+echo "| a week of hourly averages of $devices devices (table of $table rows; $qold rows 3 days back, $qnew new rows per device past the refresh; medians of $repeat) | rows | rows read | buffers | planning ms (EXPLAIN) | execution ms (EXPLAIN) | ms | ms / materialized only |"
 echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
 for c in "${names[@]}"; do
 	case $c in

@@ -241,8 +241,10 @@ func makeView(ctx context.Context, tx pgx.Tx, r *Rollup) error {
 		floats[a.Name] = typ == "double precision" || typ == "real"
 	}
 	if r.RealTime {
-		if _, err := tx.Exec(ctx, r.invalidatedFunction()); err != nil {
-			return fmt.Errorf("rollup %s: making its function of invalidated groups: %w", r, err)
+		for _, f := range r.realTimeFunctions() {
+			if _, err := tx.Exec(ctx, f); err != nil {
+				return fmt.Errorf("rollup %s: making the functions of its real-time view: %w", r, err)
+			}
 		}
 	}
 	if _, err := tx.Exec(ctx, r.viewSQL(floats)); err != nil {
@@ -284,7 +286,7 @@ func (rs *Rollups) Drop(ctx context.Context, r *Rollup) error {
 				}
 			}
 		}
-		if _, err := tx.Exec(ctx, "DROP FUNCTION IF EXISTS "+r.functionName()+"(); DROP FUNCTION IF EXISTS "+r.relFunctionName()+"(regclass); DROP FUNCTION IF EXISTS "+r.invalidatedFunctionName()+"()",
+		if _, err := tx.Exec(ctx, "DROP FUNCTION IF EXISTS "+r.functionName()+"(); DROP FUNCTION IF EXISTS "+r.relFunctionName()+"(regclass);"+r.dropRealTimeFunctions(),
 			pgx.QueryExecModeSimpleProtocol); err != nil {
 			return fmt.Errorf("dropping rollup %s: %w", r, err)
 		}

@@ -8,10 +8,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/pgts/pgts/internal/copyload"
 	"github.com/pgts/pgts/internal/partition"
+	"github.com/pgts/pgts/internal/pg"
 	"github.com/pgts/pgts/internal/records"
 )
 
@@ -245,7 +248,7 @@ func TestViewBeforePartialBuckets(t *testing.T) {
 	}
 	w := fmt.Sprintf("(SELECT watermark FROM pgts.rollup WHERE id = %d)", r.ID)
 	f := fmt.Sprintf("(SELECT coalesce(frozen_below, -9223372036854775808) FROM pgts.rollup WHERE id = %d)", r.ID)
-	states := r.storedStates(w, f) + "\nUNION ALL\n" + r.aggSelect(r.source()+" r", "r.time >= "+r.ts.from(w)) +
+	states := r.storedStatesBefore(w, f) + "\nUNION ALL\n" + r.aggSelect(r.source()+" r", "r.time >= "+r.ts.from(w)) +
 		"\nUNION ALL\n" + r.invalidatedSelect(w, w, f)
 	execSQL(t, pool, "CREATE OR REPLACE VIEW h AS "+finalSelect(states, r.GroupBy, r.Aggs, map[string]bool{"avg_v": true}))
 	execSQL(t, pool, `UPDATE pgts.rollup SET partial_us = NULL`)
@@ -349,5 +352,296 @@ func TestRealTimeViewPlansSourceOnce(t *testing.T) {
 	})
 	if scans > 0 {
 		t.Errorf("the view's plan has %d scans of the source's %d partitions", scans, leaves)
+	}
+}
+
+// storedStatesBefore is the stored part of the real-time views made
+// before the functions of the stored rows' checks: the materialized rows
+// below the watermark w that no invalidation record (not frozen: f)
+// covers, checked by subqueries of the catalog.
+func (r *Rollup) storedStatesBefore(w, f string) string {
+	cols := r.dataColumns()
+	mcols := make([]string, len(cols))
+	for i, c := range cols {
+		mcols[i] = "m." + c
+	}
+	// IS TRUE: not an index condition. The planner cannot estimate a
+	// bound that is a parameter and took an index scan of the rows
+	// below it, in the order of the index, for a few rows: a query's own
+	// bounds on bucket choose the scan.
+	return "SELECT " + strings.Join(mcols, ", ") + " FROM " + r.data() + " m WHERE (m.bucket < " + r.ts.from(w) + ") IS TRUE" +
+		fmt.Sprintf("\nAND (m.bucket NOT IN (SELECT %s FROM pgts.rollup_invalidation i WHERE i.rollup_id = %d AND i.bucket_us < %s AND i.bucket_us >= %s)",
+			r.ts.from("i.bucket_us"), r.ID, w, f) +
+		fmt.Sprintf("\n\tOR NOT EXISTS (SELECT 1 FROM pgts.rollup_invalidation i WHERE i.rollup_id = %d AND i.bucket_us = %s AND i.bucket_us >= %s AND i.key = %s))",
+			r.ID, r.ts.us("m.bucket"), f, r.key("m")) +
+		fmt.Sprintf("\nAND (m.bucket < (SELECT coalesce(min(%s), %s) FROM pgts.rollup_invalidation_range g WHERE g.rollup_id = %d AND g.lo_us < %s)",
+			r.rangeLo("g.lo_us"), r.ts.from(w), r.ID, w) +
+		fmt.Sprintf("\n\tOR m.bucket >= (SELECT max(%s) FROM pgts.rollup_invalidation_range g WHERE g.rollup_id = %d AND g.lo_us < %s)",
+			r.rangeHi("g.hi_us"), r.ID, w) +
+		fmt.Sprintf("\n\tOR %s < %s OR NOT %s)", r.ts.us("m.bucket"), f, r.rangeCovers("m", w))
+}
+
+// catalogScans is the nodes of p scanning pgts' catalog of rollups and
+// their invalidations.
+func (n planNode) catalogScans() int64 {
+	var sum int64
+	n.walk(func(p planNode) {
+		switch rel, _ := p["Relation Name"].(string); rel {
+		case "rollup", "rollup_invalidation", "rollup_invalidation_range":
+			sum++
+		}
+	})
+	return sum
+}
+
+// functionLoops is the loops of the scans of the function named name.
+func (n planNode) functionLoops(name string) (nodes, loops int64) {
+	n.walk(func(p planNode) {
+		if f, _ := p["Function Name"].(string); f == name {
+			nodes++
+			loops += int64(p.num("Actual Loops"))
+		}
+	})
+	return nodes, loops
+}
+
+// TestRealTimeViewPlansNoCatalogQueries: the real-time view plans about
+// as the materialized-only one does: its plan has no query of the
+// catalog of rollups and invalidations (each one a subquery planned at
+// every query of the view) but calls of the rollup's functions; its
+// stored rows are checked against values computed once, and the set of
+// stored groups invalidated is computed at most once per query, not at
+// all without an invalidation below the watermark. With no invalidation,
+// a pair and a range record, the view equals GROUP BY.
+func TestRealTimeViewPlansNoCatalogQueries(t *testing.T) {
+	c := &clock{t: time.Date(2024, 3, 13, 15, 30, 0, 0, time.UTC)}
+	start := time.Date(2024, 3, 12, 0, 0, 0, 0, time.UTC)
+	pool, m, _, r := realTimeTable(t, c, start)
+	stale := fmt.Sprintf("rollup_%d_stale", r.ID)
+	check := func(what string, maxStale int64) {
+		t.Helper()
+		p := explain(t, pool, `SELECT * FROM h WHERE bucket >= '2024-03-12'`)
+		if n := p.catalogScans(); n > 0 {
+			t.Errorf("%s: the view's plan has %d scans of the catalog of rollups and invalidations", what, n)
+		}
+		if nodes, loops := p.functionLoops(stale); nodes != 1 || loops > maxStale {
+			t.Errorf("%s: the view's plan has %d scans of %s, run %d times; want 1, run at most %d times", what, nodes, stale, loops, maxStale)
+		}
+		if d := diff(fetch(t, pool, rtView), fetch(t, pool, rtRaw), all); d != "" {
+			t.Fatalf("%s: the real-time view differs from GROUP BY:\n%s", what, d)
+		}
+	}
+	check("no invalidation", 0)
+	execSQL(t, pool, `INSERT INTO rt VALUES ($1, 7, -1)`, start.Add(3*time.Hour+time.Minute))
+	check("a pair", 1)
+	loadRT(t, pool, m, c, [][3]any{{start.Add(8*time.Hour + time.Minute), 8, -2}})
+	check("a pair and a range record", 1)
+}
+
+// nestedPlans runs sql on a connection of its own with auto_explain
+// logging to it the plan of every statement run, those inside functions
+// too, and returns those plans but the last (sql's own).
+func nestedPlans(t *testing.T, pool *pgxpool.Pool, sql string) []planNode {
+	t.Helper()
+	ctx := context.Background()
+	cfg, err := pgx.ParseConfig(pool.Config().ConnConfig.ConnString())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logged []string
+	cfg.OnNotice = func(_ *pgconn.PgConn, n *pgconn.Notice) {
+		if i := strings.Index(n.Message, "plan:\n"); i >= 0 {
+			logged = append(logged, n.Message[i+len("plan:\n"):])
+		}
+	}
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	// a first run, so that the function's plans are cached as in a
+	// session that queried the view before
+	if _, err := conn.Exec(ctx, sql); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"LOAD 'auto_explain'", "SET auto_explain.log_min_duration = 0", "SET auto_explain.log_analyze = on",
+		"SET auto_explain.log_timing = off", "SET auto_explain.log_nested_statements = on", "SET auto_explain.log_format = json",
+		"SET client_min_messages = log"} {
+		if _, err := conn.Exec(ctx, s); err != nil {
+			t.Fatalf("%s: %v", s, err)
+		}
+	}
+	logged = nil
+	if _, err := conn.Exec(ctx, sql); err != nil {
+		t.Fatal(err)
+	}
+	if len(logged) == 0 {
+		t.Fatal("auto_explain logged no plan")
+	}
+	var out []planNode
+	for _, l := range logged[:len(logged)-1] {
+		var p struct{ Plan planNode }
+		if err := json.Unmarshal([]byte(l), &p); err != nil {
+			t.Fatalf("a plan logged by auto_explain: %v\n%s", err, l)
+		}
+		out = append(out, p.Plan)
+	}
+	return out
+}
+
+// TestRealTimeFunctionRunsOnlyNeededParts: the function of the real-time
+// view's rows not stored runs the parts that read the invalidated groups
+// only when there are invalidation records of their kind, and reads the
+// source in plans that open only the partitions holding the rows they
+// read (the times are parameters of plans made once, pruned when they
+// start): with no invalidation, the source's partitions are scanned
+// fewer times in all than there are partitions (every part planned in
+// one query scanned each several times); a pair of an old bucket adds a
+// scan of that bucket's partition only, and a few more buckets one scan
+// each; with more than loopBuckets buckets, one query reads them all.
+// The view equals GROUP BY at each step.
+func TestRealTimeFunctionRunsOnlyNeededParts(t *testing.T) {
+	ctx := context.Background()
+	c := &clock{t: time.Date(2024, 3, 13, 15, 30, 0, 0, time.UTC)}
+	start := time.Date(2024, 3, 12, 0, 0, 0, 0, time.UTC)
+	pool, _, rs, r := realTimeTable(t, c, start)
+	var leaves int64
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM pg_partition_tree('rt') WHERE isleaf`).Scan(&leaves); err != nil {
+		t.Fatal(err)
+	}
+	scans := func(what string) int64 {
+		t.Helper()
+		var n int64
+		for _, p := range nestedPlans(t, pool, `SELECT * FROM h`) {
+			p.walk(func(n2 planNode) {
+				if rel, _ := n2["Relation Name"].(string); rel == "rt_default" || strings.HasPrefix(rel, "rt_p") {
+					n++
+				}
+			})
+		}
+		if d := diff(fetch(t, pool, rtView), fetch(t, pool, rtRaw), all); d != "" {
+			t.Fatalf("%s: the real-time view differs from GROUP BY:\n%s", what, d)
+		}
+		return n
+	}
+	none := scans("no invalidation")
+	if none >= leaves {
+		t.Errorf("with no invalidation, the real-time view's function scanned the source's %d partitions %d times", leaves, none)
+	}
+	execSQL(t, pool, `INSERT INTO rt VALUES ($1, 7, -1)`, start.Add(3*time.Hour+time.Minute))
+	if n := scans("a pair"); n != none+1 {
+		t.Errorf("with a pair of an old bucket, the function scanned the source's partitions %d times; %d without, want one more", n, none)
+	}
+	execSQL(t, pool, `INSERT INTO rt SELECT $1::timestamptz + i * interval '1 hour', 9, -9 FROM generate_series(1, 3) i`, start.Add(4*time.Hour+time.Minute))
+	if n := scans("pairs of 4 old buckets"); n != none+4 {
+		t.Errorf("with pairs of 4 old buckets, the function scanned the source's partitions %d times; %d without, want 4 more", n, none)
+	}
+	execSQL(t, pool, fmt.Sprintf(`INSERT INTO rt SELECT $1::timestamptz + i * interval '1 hour', 9, -9 FROM generate_series(0, %d) i`, loopBuckets), start.Add(12*time.Hour+time.Minute))
+	q := fmt.Sprintf(`SELECT * FROM h WHERE bucket < '%s'`, start.Add(24*time.Hour).Format(time.RFC3339))
+	// device 9's rows of its buckets, device 7's of its one
+	if n, want := sourceRead(t, pool, rs, r, q), int64((loopBuckets+5)*61); n > want {
+		t.Errorf("with pairs of %d old buckets, the view read %d source rows; the pairs' keys have %d", loopBuckets+5, n, want)
+	}
+	scans(fmt.Sprintf("pairs of %d old buckets", loopBuckets+5))
+}
+
+// TestRealTimeViewPsqlWritesAfterRefreshReadOnlyThem: rows written by
+// psql into the bucket holding now, with times at or after the time the
+// refresh materialized it up to, are recorded by range, as a pgts load
+// batch records them: the real-time view reads those rows only, not the
+// whole bucket of their keys; a write before that time (an UPDATE), and
+// the pairs a trigger function of an older rollup records, make it
+// re-aggregate the keys' rows of the bucket. The view equals GROUP BY at
+// each step, and a refresh leaves no record.
+func TestRealTimeViewPsqlWritesAfterRefreshReadOnlyThem(t *testing.T) {
+	ctx := context.Background()
+	c := &clock{t: time.Date(2024, 3, 13, 15, 30, 0, 0, time.UTC)}
+	start := time.Date(2024, 3, 12, 0, 0, 0, 0, time.UTC)
+	pool, _, rs, r := realTimeTable(t, c, start)
+	bucket := time.Date(2024, 3, 13, 15, 0, 0, 0, time.UTC)
+	// 50 devices, a row a minute from 00:00 to 15:29 (the partition of
+	// a day as the planner sees it: its keys' rows are read by the index
+	// on (device, time))
+	execSQL(t, pool, `INSERT INTO rt SELECT $1::timestamptz + i * interval '1 minute', d, i + d * 0.25
+		FROM generate_series(0, 929) i, generate_series(1, 50) d`, bucket.Add(-15*time.Hour))
+	execSQL(t, pool, `ANALYZE rt`)
+	if _, err := rs.Refresh(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	q := fmt.Sprintf(`SELECT * FROM h WHERE bucket >= '%s'`, bucket.Format(time.RFC3339))
+	check := func(what string, max int64) {
+		t.Helper()
+		if n := sourceRead(t, pool, rs, r, q); n > max {
+			t.Errorf("%s: the real-time view read %d source rows of the current bucket, want at most %d", what, n, max)
+		}
+		if d := diff(fetch(t, pool, rtView), fetch(t, pool, rtRaw), all); d != "" {
+			t.Fatalf("%s: the real-time view differs from GROUP BY:\n%s", what, d)
+		}
+	}
+	// a row per device after the refresh, by psql: 50 pairs of the bucket
+	execSQL(t, pool, `INSERT INTO rt SELECT $1::timestamptz + d * interval '1 second', d, -d FROM generate_series(1, 50) d`, c.t)
+	check("a row per device after the refresh", 2*50)
+	// and a second statement's rows
+	execSQL(t, pool, `INSERT INTO rt SELECT $1::timestamptz + d * interval '1 second', d, d FROM generate_series(1, 50) d`, c.t.Add(time.Minute))
+	check("two rows per device after the refresh", 2*100)
+	// a row of device 5 before the refresh's time moved after it
+	execSQL(t, pool, `UPDATE rt SET time = $2 WHERE device = 5 AND time = $1`, bucket.Add(10*time.Minute), c.t.Add(2*time.Minute))
+	check("an update of a row before the refresh's time", 2*100+31)
+	// the trigger function of a rollup made before, which records pairs
+	// only
+	execSQL(t, pool, r.triggerFunctionPairsOnly())
+	execSQL(t, pool, `INSERT INTO rt SELECT $1::timestamptz + d * interval '1 second', d, 2 * d FROM generate_series(1, 50) d`, c.t.Add(3*time.Minute))
+	check("a trigger function recording pairs only", 50*36+151)
+	// and the refresh leaves no record behind
+	c.t = c.t.Add(time.Hour)
+	if _, err := rs.Refresh(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	check("refreshed an hour later", 2*50)
+	var n int64
+	if err := pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM pgts.rollup_invalidation) + (SELECT count(*) FROM pgts.rollup_invalidation_range)`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n != 0 {
+		t.Errorf("%d invalidation records left after the refresh", n)
+	}
+}
+
+// triggerFunctionPairsOnly is the trigger function of the rollups made
+// before the rows written after the refresh's time were recorded by
+// range: the pairs a statement wrote, whatever their times.
+func (r *Rollup) triggerFunctionPairsOnly() string {
+	pairs := func(tab string) string {
+		return fmt.Sprintf("INSERT INTO pgts.rollup_invalidation (rollup_id, bucket_us, key) SELECT DISTINCT %d, %s, %s FROM %s r;\n",
+			r.ID, r.ts.us(r.ts.bucket("r."+pg.QuoteIdent(r.TimeColumn))), r.key("r"), tab)
+	}
+	body := "\nBEGIN\n" +
+		"IF TG_OP <> 'DELETE' THEN\n" + pairs("pgts_new") + "END IF;\n" +
+		"IF TG_OP <> 'INSERT' THEN\n" + pairs("pgts_old") + "END IF;\n" +
+		"RETURN NULL;\nEND\n"
+	return fmt.Sprintf("CREATE OR REPLACE FUNCTION %s() RETURNS trigger LANGUAGE plpgsql AS %s", r.functionName(), dollarQuote(body))
+}
+
+// TestRealTimeViewProjectsInItsScans: the real-time view computes its
+// final values in each of its scans, as the materialized-only view does,
+// not in a node above them through which every row passes once more.
+func TestRealTimeViewProjectsInItsScans(t *testing.T) {
+	c := &clock{t: time.Date(2024, 3, 13, 15, 30, 0, 0, time.UTC)}
+	start := time.Date(2024, 3, 12, 0, 0, 0, 0, time.UTC)
+	pool, _, _, _ := realTimeTable(t, c, start)
+	p := explain(t, pool, `SELECT * FROM h WHERE bucket >= '2024-03-12'`)
+	var above int
+	p.walk(func(n planNode) {
+		if typ, _ := n["Node Type"].(string); typ == "Result" {
+			if rel, _ := n["Parent Relationship"].(string); rel != "InitPlan" && rel != "SubPlan" {
+				above++
+			}
+		}
+	})
+	if above > 0 {
+		t.Errorf("the real-time view's plan has %d Result nodes computing its rows' values", above)
+	}
+	if d := diff(fetch(t, pool, rtView), fetch(t, pool, rtRaw), all); d != "" {
+		t.Fatalf("the real-time view differs from GROUP BY:\n%s", d)
 	}
 }

@@ -33,6 +33,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -349,16 +350,44 @@ func dollarQuote(body string) string {
 	return tag + body + tag
 }
 
-// triggerFunction is the trigger function recording the (bucket, key)
-// pairs a statement wrote, once each.
+// triggerFunction is the trigger function recording what a statement
+// wrote (its new rows, and its old ones): when all of them have times at
+// or after P (the row time the bucket at the watermark is materialized
+// up to, or the watermark: rows not materialized), one range record of
+// their times and keys' values, as a pgts load batch records them; else
+// the (bucket, key) pairs of the rows, once each. Rows written into the
+// bucket holding now after the refresh are then ones the real-time view
+// reads anyway (the source's rows since P), not pairs that make it
+// re-aggregate the bucket for their keys; rows of later buckets are
+// materialized by the next refresh either way. P read as the statement
+// sees it is exact whatever the refresh does meanwhile: a record of times
+// before the P the view reads is re-aggregated as any range record. A
+// rollup that does not read range records (records_ranges, catalog
+// migration 10) gets pairs only.
 func (r *Rollup) triggerFunction() string {
-	pairs := func(tab string) string {
-		return fmt.Sprintf("INSERT INTO pgts.rollup_invalidation (rollup_id, bucket_us, key) SELECT DISTINCT %d, %s, %s FROM %s r;\n",
-			r.ID, r.ts.us(r.ts.bucket("r."+pg.QuoteIdent(r.TimeColumn))), r.key("r"), tab)
+	t := "r." + pg.QuoteIdent(r.TimeColumn)
+	vals := "NULL::jsonb"
+	if len(r.GroupBy) > 0 {
+		cols := make([]string, len(r.GroupBy))
+		for i, g := range r.GroupBy {
+			cols[i] = "jsonb_agg(DISTINCT r." + pg.QuoteIdent(g) + "::text)"
+		}
+		vals = "jsonb_build_array(" + strings.Join(cols, ", ") + ")"
 	}
-	body := "\nBEGIN\n" +
-		"IF TG_OP <> 'DELETE' THEN\n" + pairs("pgts_new") + "END IF;\n" +
-		"IF TG_OP <> 'INSERT' THEN\n" + pairs("pgts_old") + "END IF;\n" +
+	rows := func(tab string) string {
+		return fmt.Sprintf(`SELECT min(%[5]s), max(%[5]s) INTO pgts_lo, pgts_hi FROM %[4]s r;
+IF pgts_lo >= pgts_p THEN
+	INSERT INTO pgts.rollup_invalidation_range (rollup_id, lo_us, hi_us, vals) SELECT %[1]d, pgts_lo, pgts_hi + 1, %[6]s FROM %[4]s r;
+ELSIF pgts_lo IS NOT NULL THEN
+	INSERT INTO pgts.rollup_invalidation (rollup_id, bucket_us, key) SELECT DISTINCT %[1]d, %[2]s, %[3]s FROM %[4]s r;
+END IF;
+`, r.ID, r.ts.us(r.ts.bucket(t)), r.key("r"), tab, r.ts.us(t), vals)
+	}
+	body := "\n#variable_conflict use_variable\nDECLARE\n\tpgts_p bigint;\n\tpgts_lo bigint;\n\tpgts_hi bigint;\nBEGIN\n" +
+		fmt.Sprintf("SELECT CASE WHEN x.records_ranges THEN greatest(x.watermark, coalesce(x.partial_us, x.watermark)) ELSE %d END INTO pgts_p FROM pgts.rollup x WHERE x.id = %d;\n",
+			int64(math.MaxInt64), r.ID) +
+		"IF TG_OP <> 'DELETE' THEN\n" + rows("pgts_new") + "END IF;\n" +
+		"IF TG_OP <> 'INSERT' THEN\n" + rows("pgts_old") + "END IF;\n" +
 		"RETURN NULL;\nEND\n"
 	return fmt.Sprintf("CREATE OR REPLACE FUNCTION %s() RETURNS trigger LANGUAGE plpgsql AS %s", r.functionName(), dollarQuote(body))
 }
@@ -379,8 +408,16 @@ END
 	return fmt.Sprintf("CREATE OR REPLACE FUNCTION %s(rel regclass) RETURNS void LANGUAGE plpgsql AS %s", r.relFunctionName(), dollarQuote(body))
 }
 
-// viewSQL is the view's definition.
+// viewSQL is the view's definition. A real-time view computes the final
+// values in each part of its union, so that they are computed in the
+// scans of the data table's partitions as the materialized-only view's
+// are, not in a node above the union.
 func (r *Rollup) viewSQL(floatSums map[string]bool) string {
+	if r.RealTime {
+		stored, fresh := r.realTimeParts() // view.go
+		return fmt.Sprintf("CREATE OR REPLACE VIEW %s AS %s\nUNION ALL\n%s", r.view(),
+			finalSelect(stored, r.GroupBy, r.Aggs, floatSums), finalSelect(fresh, r.GroupBy, r.Aggs, floatSums))
+	}
 	return fmt.Sprintf("CREATE OR REPLACE VIEW %s AS %s", r.view(), finalSelect(r.statesSQL(), r.GroupBy, r.Aggs, floatSums))
 }
 

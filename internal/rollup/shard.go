@@ -557,8 +557,10 @@ func (s *ShardedRollup) makeStates(ctx context.Context, pool *pgxpool.Pool, r *R
 		return err
 	}
 	if r.RealTime {
-		if _, err := pool.Exec(ctx, r.invalidatedFunction()); err != nil {
-			return fmt.Errorf("making the function of invalidated groups of %s: %w", r, err)
+		for _, f := range r.realTimeFunctions() {
+			if _, err := pool.Exec(ctx, f); err != nil {
+				return fmt.Errorf("making the functions of the real-time states of %s: %w", r, err)
+			}
 		}
 	}
 	if _, err := pool.Exec(ctx, fmt.Sprintf("CREATE OR REPLACE VIEW %s AS %s", s.states(p), r.statesSQL())); err != nil {

@@ -29,9 +29,18 @@ import (
 // them for a record of any key, aggregated; records that overlap give the
 // same group twice, the same aggregate of the same rows: one is kept).
 func (r *Rollup) invalidatedSelect(c, p, f string) string {
-	minLit := fmt.Sprintf("%d", partition.MinMicros)
-	pairs := r.pairsSelectKeyed(fmt.Sprintf("(SELECT bucket_us, key FROM pgts.rollup_invalidation WHERE rollup_id = %d AND bucket_us < %s AND bucket_us >= %s)",
+	return r.invalidatedPairs(c, f) + "\nUNION ALL\n" + r.invalidatedRanges(c, p, f)
+}
+
+// invalidatedPairs is the part of invalidatedSelect of the pairs.
+func (r *Rollup) invalidatedPairs(c, f string) string {
+	return r.pairsSelectKeyed(fmt.Sprintf("(SELECT bucket_us, key FROM pgts.rollup_invalidation WHERE rollup_id = %d AND bucket_us < %s AND bucket_us >= %s)",
 		r.ID, c, f), nil)
+}
+
+// invalidatedRanges is the part of invalidatedSelect of the range records.
+func (r *Rollup) invalidatedRanges(c, p, f string) string {
+	minLit := fmt.Sprintf("%d", partition.MinMicros)
 	t := "s." + pg.QuoteIdent(r.TimeColumn)
 	times := fmt.Sprintf("%s >= greatest(%s, %s) AND %s < least(%s, %s)",
 		t, r.rangeLo("g.lo_us"), r.ts.from("greatest("+f+", "+minLit+")"), t, r.rangeHi("g.hi_us"), r.ts.from(c))
@@ -58,7 +67,7 @@ func (r *Rollup) invalidatedSelect(c, p, f string) string {
 		AND NOT EXISTS (SELECT 1 FROM pgts.rollup_invalidation p WHERE p.rollup_id = %d AND p.bucket_us = %s AND p.key = %s)`,
 		strings.Join(on, ", "), agg, r.ID, p, r.ts.us("a.bucket"), f, r.rangeKeyFilter("a", "g.vals"),
 		r.ID, r.ts.us("a.bucket"), r.key("a"))
-	return pairs + "\nUNION ALL\n" + ranges
+	return ranges
 }
 
 // realTimeStates is the query of the real-time view's partial states:
@@ -71,19 +80,93 @@ func (r *Rollup) invalidatedSelect(c, p, f string) string {
 //	  UNION ALL  the invalidated groups below C (W, or the end of the
 //	  bucket at W when it is partly materialized), re-aggregated
 //
-// The stored rows' check against the invalidations costs little per row:
-// a row is looked up among the pairs only when its bucket has one (a
-// hashed NOT IN of the few invalidated buckets), and among the range
-// records only when its bucket lies between the first and the last bucket
-// the records below the watermark cover (none, usually: pgts load's
-// records of new rows are past it). The source's rows past P are read in
-// a lateral subquery (never a parallel plan, whose workers' start costs
-// more than the few thousand rows of a bucket), bounded above too so that
-// the planner estimates them as a narrow range.
+// The view plans about as the materialized-only one does: besides the
+// scan of the data table it holds calls of the rollup's functions and no
+// query of the catalog (each such subquery was planned at every query).
+// Its stored rows are checked against the invalidations by comparisons
+// with values computed once (pgts."rollup_ID_stored"() in InitPlans: W
+// and the range [lo, hi) of the buckets below W that an invalidation
+// covers, lo = hi = W when none does), so a row before lo costs one
+// comparison; a row in [lo, hi) is looked up in the hashed set of the
+// stored groups invalidated (pgts."rollup_ID_stale"(), called once, and
+// only when such a row is met).
 func (r *Rollup) realTimeStates() string {
-	w := fmt.Sprintf("(SELECT watermark FROM pgts.rollup WHERE id = %d)", r.ID)
-	f := fmt.Sprintf("(SELECT coalesce(frozen_below, -9223372036854775808) FROM pgts.rollup WHERE id = %d)", r.ID)
-	return r.storedStates(w, f) + "\nUNION ALL\nSELECT * FROM " + r.invalidatedFunctionName() + "()"
+	stored, fresh := r.realTimeParts()
+	return stored + "\nUNION ALL\n" + fresh
+}
+
+// realTimeParts are the two parts of realTimeStates: the stored rows, and
+// the function's rows.
+func (r *Rollup) realTimeParts() (stored, fresh string) {
+	cols := r.dataColumns()
+	mcols := make([]string, len(cols))
+	for i, c := range cols {
+		mcols[i] = "m." + c
+	}
+	b := func(i int) string { return fmt.Sprintf("(SELECT (%s())[%d])", r.rtFunctionName("stored"), i) }
+	// IS TRUE: not an index condition. The planner cannot estimate a
+	// bound that is a parameter and took an index scan of the rows below
+	// it, in the order of the index, for a few rows (or a BitmapOr of
+	// two): a query's own bounds on bucket choose the scan. lo <= W.
+	return "SELECT " + strings.Join(mcols, ", ") + " FROM " + r.data() + " m WHERE (m.bucket < " + b(2) +
+			fmt.Sprintf("\n\tOR (m.bucket < %s AND (m.bucket >= %s OR (m.bucket, %s) NOT IN (SELECT x.bucket, x.key FROM %s() x)))) IS TRUE",
+				b(1), b(3), r.key("m"), r.rtFunctionName("stale")),
+		"SELECT * FROM " + r.invalidatedFunctionName() + "()"
+}
+
+// Variables of the real-time view's functions (PL/pgSQL, where a name
+// that is a variable is the variable: every column their queries read is
+// qualified). Their queries are planned once per session with the
+// variables as parameters (plan_cache_mode = force_generic_plan), so the
+// source's partitions outside the times they bound are pruned when the
+// plan starts, not read nor opened.
+const (
+	vW = "pgts_w" // the watermark (micros)
+	vP = "pgts_p" // the row time the bucket at W is materialized up to
+	vC = "pgts_c" // the end of the bucket at W when partly materialized, else W
+	vF = "pgts_f" // frozen_below, or the smallest bigint
+	vN = "pgts_n" // how many buckets below C have pairs
+	vB = "pgts_b" // one of them
+	// its start and end, of the time type: compared with each row read,
+	// not computed for each
+	vLo = "pgts_lo"
+	vHi = "pgts_hi"
+)
+
+// sqlType is the SQL type of the values from gives.
+func (ts timeSQL) sqlType() string {
+	switch ts.tt {
+	case partition.Timestamptz:
+		return "timestamptz"
+	case partition.Timestamp:
+		return "timestamp"
+	case partition.Date:
+		return "date"
+	}
+	return "bigint"
+}
+
+// loopBuckets is how many buckets with pairs the function of the rows
+// not stored reads one by one (each in a plan pruned to its partition
+// when it starts, the bucket a parameter); more are read in one query
+// (each bucket a rescan of a plan that opens every partition of the
+// source).
+const loopBuckets = 8
+
+// bucketPairsSelect aggregates the source's rows of the pairs of the
+// bucket b (micros, a parameter; lo and hi its start and end in the time
+// type): of that bucket, only the rows whose group-by columns take the
+// values of its pairs (or NULL), the groups of the pairs kept.
+func (r *Rollup) bucketPairsSelect(b, lo, hi string) string {
+	t := "s." + pg.QuoteIdent(r.TimeColumn)
+	pairs := fmt.Sprintf("pgts.rollup_invalidation p WHERE p.rollup_id = %d AND p.bucket_us = %s", r.ID, b)
+	where := fmt.Sprintf("%s >= %s AND %s < %s", t, lo, t, hi)
+	for i, g := range r.GroupBy {
+		c := "s." + pg.QuoteIdent(g)
+		where += fmt.Sprintf(" AND (%s = ANY (ARRAY(SELECT (p.key ->> %d)::%s FROM %s)) OR %s IS NULL)", c, i, r.keyTypes[i], pairs, c)
+	}
+	agg := r.aggSelect(fmt.Sprintf("(SELECT * FROM %s s WHERE %s) r", r.source(), where), "")
+	return fmt.Sprintf("SELECT a.* FROM (%s) a WHERE EXISTS (SELECT 1 FROM %s AND p.key = %s)", agg, pairs, r.key("a"))
 }
 
 // currentStates is the bucket at the watermark W: its partial states
@@ -92,21 +175,15 @@ func (r *Rollup) realTimeStates() string {
 func (r *Rollup) currentStates() string {
 	q := pg.QuoteIdent
 	cols := r.dataColumns()
-	rollup := func(expr string) string {
-		return fmt.Sprintf("(SELECT %s FROM pgts.rollup WHERE id = %d)", expr, r.ID)
-	}
-	w := rollup("watermark")
-	pt := "greatest(watermark, coalesce(partial_us, watermark))"
-	p := rollup(pt)
-	c := rollup(r.ts.us(r.rangeHi(pt)))
 	mcols := make([]string, len(cols))
 	for i, c := range cols {
 		mcols[i] = "m." + c
 	}
 	st := "s." + q(r.TimeColumn)
-	raw := r.aggSelect(fmt.Sprintf("%s pt CROSS JOIN LATERAL (SELECT * FROM %s s WHERE %s >= %s AND %s <= (SELECT %s) OFFSET 0) r",
-		rollup(pt+" AS p"), r.source(), st, r.ts.from("pt.p"), st, r.ts.maxLit()), "")
-	partial := fmt.Sprintf("SELECT %s FROM %s m WHERE m.bucket >= %s AND m.bucket < %s", strings.Join(mcols, ", "), r.data(), r.ts.from(w), r.ts.from(c))
+	// bounded above too, so that the planner estimates a narrow range
+	raw := r.aggSelect(fmt.Sprintf("(SELECT * FROM %s s WHERE %s >= %s AND %s <= %s) r",
+		r.source(), st, r.ts.from(vP), st, r.ts.maxLit()), "")
+	partial := fmt.Sprintf("SELECT %s FROM %s m WHERE m.bucket >= %s AND m.bucket < %s", strings.Join(mcols, ", "), r.data(), r.ts.from(vW), r.ts.from(vC))
 	var sel, group strings.Builder
 	sel.WriteString("SELECT r.bucket")
 	group.WriteString(" GROUP BY r.bucket")
@@ -128,31 +205,7 @@ func (r *Rollup) currentStates() string {
 UNION ALL
 %s) r%s) a
 WHERE NOT (a.bucket < %s AND (EXISTS (SELECT 1 FROM pgts.rollup_invalidation i WHERE i.rollup_id = %d AND i.bucket_us = %s AND i.key = %s)
-	OR %s))`, sel.String(), partial, raw, group.String(), r.ts.from(c), r.ID, r.ts.us("a.bucket"), r.key("a"), r.rangeCovers("a", p))
-}
-
-// storedStates is the real-time view's materialized rows below the
-// watermark w that no invalidation record (not frozen: f) covers.
-func (r *Rollup) storedStates(w, f string) string {
-	cols := r.dataColumns()
-	mcols := make([]string, len(cols))
-	for i, c := range cols {
-		mcols[i] = "m." + c
-	}
-	// IS TRUE: not an index condition. The planner cannot estimate a
-	// bound that is a parameter and took an index scan of the rows
-	// below it, in the order of the index, for a few rows: a query's own
-	// bounds on bucket choose the scan.
-	return "SELECT " + strings.Join(mcols, ", ") + " FROM " + r.data() + " m WHERE (m.bucket < " + r.ts.from(w) + ") IS TRUE" +
-		fmt.Sprintf("\nAND (m.bucket NOT IN (SELECT %s FROM pgts.rollup_invalidation i WHERE i.rollup_id = %d AND i.bucket_us < %s AND i.bucket_us >= %s)",
-			r.ts.from("i.bucket_us"), r.ID, w, f) +
-		fmt.Sprintf("\n\tOR NOT EXISTS (SELECT 1 FROM pgts.rollup_invalidation i WHERE i.rollup_id = %d AND i.bucket_us = %s AND i.bucket_us >= %s AND i.key = %s))",
-			r.ID, r.ts.us("m.bucket"), f, r.key("m")) +
-		fmt.Sprintf("\nAND (m.bucket < (SELECT coalesce(min(%s), %s) FROM pgts.rollup_invalidation_range g WHERE g.rollup_id = %d AND g.lo_us < %s)",
-			r.rangeLo("g.lo_us"), r.ts.from(w), r.ID, w) +
-		fmt.Sprintf("\n\tOR m.bucket >= (SELECT max(%s) FROM pgts.rollup_invalidation_range g WHERE g.rollup_id = %d AND g.lo_us < %s)",
-			r.rangeHi("g.hi_us"), r.ID, w) +
-		fmt.Sprintf("\n\tOR %s < %s OR NOT %s)", r.ts.us("m.bucket"), f, r.rangeCovers("m", w))
+	OR %s))`, sel.String(), partial, raw, group.String(), r.ts.from(vC), r.ID, r.ts.us("a.bucket"), r.key("a"), r.rangeCovers("a", vP))
 }
 
 // maxLit is the largest value of the time type, as SQL.
@@ -186,26 +239,119 @@ func readStateTypes(ctx context.Context, db catalog.DB, r *Rollup) error {
 	return nil
 }
 
-func (r *Rollup) invalidatedFunctionName() string {
-	return "pgts." + pg.QuoteIdent(fmt.Sprintf("rollup_%d_invalidated", r.ID))
+func (r *Rollup) invalidatedFunctionName() string { return r.rtFunctionName("invalidated") }
+
+// rtFunctionName names the real-time view's function pgts."rollup_ID_what".
+func (r *Rollup) rtFunctionName(what string) string {
+	return "pgts." + pg.QuoteIdent(fmt.Sprintf("rollup_%d_%s", r.ID, what))
+}
+
+// realTimeFunctions are the statements making the functions the
+// real-time view calls (realTimeStates), in order.
+func (r *Rollup) realTimeFunctions() []string {
+	return []string{r.storedFunction(), r.staleFunction(), r.invalidatedFunction()}
+}
+
+// dropRealTimeFunctions drops them (and nothing else), for rollups made
+// before some of them existed too.
+func (r *Rollup) dropRealTimeFunctions() string {
+	var b strings.Builder
+	for _, what := range []string{"invalidated", "stale", "stored"} {
+		b.WriteString("DROP FUNCTION IF EXISTS " + r.rtFunctionName(what) + "();")
+	}
+	return b.String()
+}
+
+// bucketType is the SQL type of the data table's bucket column.
+func (r *Rollup) bucketType() string {
+	if t := r.stateSQLTypes["bucket"]; t != "" {
+		return t
+	}
+	return "bigint"
+}
+
+// storedFunction is the function of the values the view's stored rows
+// are checked against, once per query: W, and the range [lo, hi) of the
+// buckets below W that an invalidation not frozen covers (a pair's
+// bucket; a range record's buckets starting before its end), as the
+// bucket's type; lo = hi = W when none does. One query without
+// parameters: planned once per session.
+func (r *Rollup) storedFunction() string {
+	minLit := "-9223372036854775808"
+	w := r.ts.from("x.watermark")
+	body := fmt.Sprintf(`
+BEGIN
+RETURN (SELECT ARRAY[%[1]s, coalesce(least(p.lo, g.lo), %[1]s), coalesce(greatest(p.hi, g.hi), %[1]s)]
+	FROM pgts.rollup x,
+	LATERAL (SELECT min(i.bucket_us) AS lo, max(i.bucket_us) AS hi FROM pgts.rollup_invalidation i
+		WHERE i.rollup_id = %[2]d AND i.bucket_us < x.watermark AND i.bucket_us >= coalesce(x.frozen_below, %[3]s)) pi,
+	LATERAL (SELECT %[4]s AS lo, %[5]s AS hi) p,
+	LATERAL (SELECT min(%[6]s) AS lo, max(%[7]s) AS hi FROM pgts.rollup_invalidation_range g
+		WHERE g.rollup_id = %[2]d AND g.lo_us < x.watermark) g
+	WHERE x.id = %[2]d);
+END
+`, w, r.ID, minLit, r.ts.from("pi.lo"), r.ts.step(r.ts.from("pi.hi"), 1), r.rangeLo("g.lo_us"), r.ts.from("g.hi_us"))
+	return fmt.Sprintf("CREATE OR REPLACE FUNCTION %s() RETURNS %s[] LANGUAGE plpgsql STABLE AS %s",
+		r.rtFunctionName("stored"), r.bucketType(), dollarQuote(body))
+}
+
+// staleFunction is the function of the stored groups below W that an
+// invalidation not frozen covers, (bucket, key): a pair's, and the
+// data table's rows a range record covers (its buckets, its keys).
+func (r *Rollup) staleFunction() string {
+	minLit := "-9223372036854775808"
+	body := fmt.Sprintf(`
+BEGIN
+RETURN QUERY SELECT %[1]s, i.key FROM pgts.rollup x JOIN pgts.rollup_invalidation i
+		ON i.rollup_id = %[2]d AND i.bucket_us < x.watermark AND i.bucket_us >= coalesce(x.frozen_below, %[3]s)
+	WHERE x.id = %[2]d
+UNION ALL
+SELECT m.bucket, %[4]s FROM pgts.rollup x JOIN pgts.rollup_invalidation_range g ON g.rollup_id = %[2]d AND g.lo_us < x.watermark
+	JOIN %[5]s m ON m.bucket >= %[6]s AND m.bucket < %[7]s AND m.bucket < %[8]s AND %[9]s >= coalesce(x.frozen_below, %[3]s) AND %[10]s
+	WHERE x.id = %[2]d;
+END
+`, r.ts.from("i.bucket_us"), r.ID, minLit, r.key("m"), r.data(), r.rangeLo("g.lo_us"), r.ts.from("g.hi_us"), r.ts.from("x.watermark"),
+		r.ts.us("m.bucket"), r.rangeKeyFilter("m", "g.vals"))
+	return fmt.Sprintf("CREATE OR REPLACE FUNCTION %s() RETURNS TABLE (bucket %s, key jsonb) LANGUAGE plpgsql STABLE ROWS 100 AS %s",
+		r.rtFunctionName("stale"), r.bucketType(), dollarQuote(body))
 }
 
 // invalidatedFunction is the function returning the real-time view's
 // rows not stored: the current bucket (currentStates) and the invalidated
-// groups re-aggregated (invalidatedSelect), a few rows, and none from the
-// invalidated part most of the time. In the view, their query would be
-// planned at every query, over every partition of the source, in each of
-// its four scans of it: nearly all of the view's planning. A PL/pgSQL
-// function plans it once per session (the cached plan is made again when
-// a partition is added or dropped); the query's own filters apply to its
-// rows after.
+// groups re-aggregated (invalidatedSelect), a few rows. Each part that
+// reads invalidated groups runs only when a record of its kind exists
+// (none most of the time). In the view, their queries would be planned
+// at every query, over every partition of the source: a PL/pgSQL function
+// plans them once per session (the cached plans are made again when a
+// partition is added or dropped), with W, P, C and F as parameters; the
+// query's own filters apply to its rows after.
 func (r *Rollup) invalidatedFunction() string {
-	rollup := func(expr string) string {
-		return fmt.Sprintf("(SELECT %s FROM pgts.rollup WHERE id = %d)", expr, r.ID)
-	}
-	f := rollup("coalesce(frozen_below, -9223372036854775808)")
-	pt := "greatest(watermark, coalesce(partial_us, watermark))"
-	body := "\nBEGIN\nRETURN QUERY " + r.currentStates() + "\nUNION ALL\n" + r.invalidatedSelect(rollup(r.ts.us(r.rangeHi(pt))), rollup(pt), f) + ";\nEND\n"
-	return fmt.Sprintf("CREATE OR REPLACE FUNCTION %s() RETURNS SETOF %s LANGUAGE plpgsql STABLE ROWS 10 AS %s",
+	minLit := "-9223372036854775808"
+	pt := "greatest(x.watermark, coalesce(x.partial_us, x.watermark))"
+	body := fmt.Sprintf(`
+#variable_conflict use_variable
+DECLARE
+	%[1]s bigint; %[2]s bigint; %[3]s bigint; %[4]s bigint; %[13]s bigint; %[15]s bigint; %[16]s %[20]s; %[17]s %[20]s;
+BEGIN
+SELECT x.watermark, %[5]s, %[6]s, coalesce(x.frozen_below, %[7]s) INTO %[1]s, %[2]s, %[3]s, %[4]s FROM pgts.rollup x WHERE x.id = %[8]d;
+RETURN QUERY %[9]s;
+SELECT count(DISTINCT i.bucket_us) INTO %[13]s FROM pgts.rollup_invalidation i WHERE i.rollup_id = %[8]d AND i.bucket_us < %[3]s AND i.bucket_us >= %[4]s;
+IF %[13]s > %[14]d THEN
+	RETURN QUERY %[10]s;
+ELSIF %[13]s > 0 THEN
+	FOR %[15]s IN SELECT DISTINCT i.bucket_us FROM pgts.rollup_invalidation i WHERE i.rollup_id = %[8]d AND i.bucket_us < %[3]s AND i.bucket_us >= %[4]s LOOP
+		%[16]s := %[18]s;
+		%[17]s := %[19]s;
+		RETURN QUERY %[12]s;
+	END LOOP;
+END IF;
+IF EXISTS (SELECT 1 FROM pgts.rollup_invalidation_range g WHERE g.rollup_id = %[8]d AND g.lo_us < %[2]s) THEN
+	RETURN QUERY %[11]s;
+END IF;
+END
+`, vW, vP, vC, vF, pt, r.ts.us(r.rangeHi(pt)), minLit, r.ID,
+		r.currentStates(), r.invalidatedPairs(vC, vF), r.invalidatedRanges(vC, vP, vF), r.bucketPairsSelect(vB, vLo, vHi), vN, loopBuckets, vB,
+		vLo, vHi, r.ts.from(vB), r.ts.step(r.ts.from(vB), 1), r.ts.sqlType())
+	return fmt.Sprintf("CREATE OR REPLACE FUNCTION %s() RETURNS SETOF %s LANGUAGE plpgsql STABLE ROWS 10 SET plan_cache_mode = force_generic_plan AS %s",
 		r.invalidatedFunctionName(), r.data(), dollarQuote(body))
 }
