@@ -645,3 +645,37 @@ func TestRealTimeViewProjectsInItsScans(t *testing.T) {
 		t.Fatalf("the real-time view differs from GROUP BY:\n%s", d)
 	}
 }
+
+// TestTriggerRecordsAStatementOnce: a statement whose rows are all past
+// the refresh's time is one range record, whether the rollup groups or
+// not (a rollup without GROUP BY got one record per row).
+func TestTriggerRecordsAStatementOnce(t *testing.T) {
+	ctx := context.Background()
+	c := &clock{t: time.Date(2024, 3, 13, 15, 30, 0, 0, time.UTC)}
+	pool, _, rs, r := realTimeTable(t, c, time.Date(2024, 3, 13, 0, 0, 0, 0, time.UTC))
+	whole, err := rs.Create(ctx, Spec{Name: "hall", On: "rt", Bucket: partition.Interval{Micros: 3600e6},
+		Aggs: mustAggs(t, "avg(v), count(*), max(v)"), RealTime: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, x := range []*Rollup{r, whole} {
+		if _, err := rs.Refresh(ctx, x); err != nil {
+			t.Fatal(err)
+		}
+	}
+	execSQL(t, pool, `INSERT INTO rt SELECT $1::timestamptz + i * interval '1 second', 1 + i % 7, i FROM generate_series(1, 100) i`, c.t)
+	for _, x := range []*Rollup{r, whole} {
+		var ranges, pairs int64
+		if err := pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM pgts.rollup_invalidation_range WHERE rollup_id = $1),
+			(SELECT count(*) FROM pgts.rollup_invalidation WHERE rollup_id = $1)`, x.ID).Scan(&ranges, &pairs); err != nil {
+			t.Fatal(err)
+		}
+		if ranges != 1 || pairs != 0 {
+			t.Errorf("%s: a 100-row INSERT past the refresh's time made %d range records and %d pairs, want 1 and 0", x, ranges, pairs)
+		}
+	}
+	if d := diff(fetch(t, pool, `SELECT (extract(epoch FROM bucket) * 1000000)::bigint, '[]', avg_v, count, max_v FROM hall`),
+		fetch(t, pool, `SELECT (extract(epoch FROM pgts.time_bucket('1 hour', time)) * 1000000)::bigint, '[]', avg(v), count(*), max(v) FROM rt GROUP BY 1`), all); d != "" {
+		t.Fatalf("the view without GROUP BY differs from GROUP BY:\n%s", d)
+	}
+}

@@ -374,18 +374,20 @@ func (r *Rollup) triggerFunction() string {
 		}
 		vals = "jsonb_build_array(" + strings.Join(cols, ", ") + ")"
 	}
+	// One statement in the common case (new rows past P): the range
+	// record, made only when the statement's rows are all at or after P
+	// (a statement with no rows makes none); else the pairs.
+	p := fmt.Sprintf("SELECT CASE WHEN x.records_ranges THEN greatest(x.watermark, coalesce(x.partial_us, x.watermark)) ELSE %d END FROM pgts.rollup x WHERE x.id = %d",
+		int64(math.MaxInt64), r.ID)
 	rows := func(tab string) string {
-		return fmt.Sprintf(`SELECT min(%[5]s), max(%[5]s) INTO pgts_lo, pgts_hi FROM %[4]s r;
-IF pgts_lo >= pgts_p THEN
-	INSERT INTO pgts.rollup_invalidation_range (rollup_id, lo_us, hi_us, vals) SELECT %[1]d, pgts_lo, pgts_hi + 1, %[6]s FROM %[4]s r;
-ELSIF pgts_lo IS NOT NULL THEN
+		return fmt.Sprintf(`INSERT INTO pgts.rollup_invalidation_range (rollup_id, lo_us, hi_us, vals)
+	SELECT %[1]d, s.lo, s.hi + 1, s.vals FROM (SELECT min(%[5]s) lo, max(%[5]s) hi, %[6]s vals FROM %[4]s r) s WHERE s.lo >= (%[7]s);
+IF NOT FOUND THEN
 	INSERT INTO pgts.rollup_invalidation (rollup_id, bucket_us, key) SELECT DISTINCT %[1]d, %[2]s, %[3]s FROM %[4]s r;
 END IF;
-`, r.ID, r.ts.us(r.ts.bucket(t)), r.key("r"), tab, r.ts.us(t), vals)
+`, r.ID, r.ts.us(r.ts.bucket(t)), r.key("r"), tab, r.ts.us(t), vals, p)
 	}
-	body := "\n#variable_conflict use_variable\nDECLARE\n\tpgts_p bigint;\n\tpgts_lo bigint;\n\tpgts_hi bigint;\nBEGIN\n" +
-		fmt.Sprintf("SELECT CASE WHEN x.records_ranges THEN greatest(x.watermark, coalesce(x.partial_us, x.watermark)) ELSE %d END INTO pgts_p FROM pgts.rollup x WHERE x.id = %d;\n",
-			int64(math.MaxInt64), r.ID) +
+	body := "\nBEGIN\n" +
 		"IF TG_OP <> 'DELETE' THEN\n" + rows("pgts_new") + "END IF;\n" +
 		"IF TG_OP <> 'INSERT' THEN\n" + rows("pgts_old") + "END IF;\n" +
 		"RETURN NULL;\nEND\n"
