@@ -34,12 +34,14 @@ SELECT * FROM unnest($1::text[], $2::int4[], $3::int4[])
 ON CONFLICT DO NOTHING`
 
 // sqlInsertSeries registers a batch of series in one statement and returns
-// the ids of those that were new. rras and bundles are space-separated
+// the ids of those that were new, assigned in the order of the arrays
+// (register sorts them by key). rras and bundles are space-separated
 // lists, NULL for raw-only series.
 const sqlInsertSeries = `INSERT INTO pgts.metric (key, name, tags, rule, step_s, heartbeat_s, rras, bundles)
 SELECT k, n, t::jsonb, r, st, hb, string_to_array(a, ' '), string_to_array(b, ' ')::int4[]
 FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::int4[], $6::int4[], $7::text[], $8::text[])
-	AS x(k, n, t, r, st, hb, a, b)
+	WITH ORDINALITY AS x(k, n, t, r, st, hb, a, b, o)
+ORDER BY o
 ON CONFLICT (key) DO NOTHING
 RETURNING id, key`
 
