@@ -328,14 +328,17 @@ WHERE d.bundle_id = $1 AND d.seg = $2 AND (d.slot BETWEEN $3 AND $4 OR d.slot BE
 const sqlReadSlotLap = `SELECT d.slot, substring(d.times FROM $8 FOR $7), substring(d.vals FROM $8 FOR $7) FROM pgts.rra_data d
 WHERE d.bundle_id = $1 AND d.seg = $2 AND (d.slot BETWEEN $3 AND $4 OR d.slot BETWEEN $5 AND $6)`
 
-// positionReads is the number of positions of a group up to which it is
-// read a position at a time (sqlReadPositions), its slots aggregated by
-// the server; more are read as whole rows cut from the first position to
-// the last. Over a day of one-minute slots the server spends about 0.7 ms
-// a position aggregating, 4.5 ms sending whole rows, and the client
-// receives them in 2 ms for one position, 8 ms for whole rows
-// (BenchmarkScatteredRead, load average 4).
-const positionReads = 6
+// positionSpan is how many positions of a packed row the positions of a
+// group must span, per position, for the group to be read a position at
+// a time (sqlReadPositions, its slots aggregated by the server) rather
+// than as rows cut from the first position to the last; a single
+// position is always read alone. Over a day of one-minute slots
+// (BenchmarkScatteredRead, load average 3–4, server CPU) a position
+// costs about 1.2 ms aggregated, a cut row about 2 ms plus 0.03 ms a
+// position it spans: 1 position 2.0 against 2.0–3.5 ms, 6 neighbours
+// 9.3–10.7 against 1.7–3.2 ms, 18 positions over 200 18.5–24.7 against
+// 6.8–9.0 ms.
+const positionSpan = 40
 
 // readArchives reads the database's slots of every archive plan, one
 // statement per segment, archive shape and slot range (the series of a
@@ -343,8 +346,8 @@ const positionReads = 6
 // segments), instead of one per series, readParallel statements at a
 // time. A statement returns one row per slot holding the values of the
 // segment's positions from the first to the last asked for, or, when
-// the positions asked for are few (positionReads), one row per position
-// holding its slots.
+// the positions asked for are one or few and scattered (positionSpan),
+// one row per position holding its slots.
 func (s *Store) readArchives(ctx context.Context, plans []*fetchPlan) error {
 	type key struct {
 		bundle             int32
@@ -390,7 +393,7 @@ func (s *Store) readArchives(ctx context.Context, plans []*fetchPlan) error {
 
 // readGroup runs the statement of one group.
 func (s *Store) readGroup(ctx context.Context, g *readGroup) error {
-	if len(g.pos) <= positionReads {
+	if len(g.pos) == 1 || g.maxPos-g.minPos+1 > positionSpan*int32(len(g.pos)) {
 		return s.readGroupPositions(ctx, g)
 	}
 	if g.lap {

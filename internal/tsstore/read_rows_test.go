@@ -67,11 +67,11 @@ func tracedPool(t *testing.T) (*pgxpool.Pool, *archiveReads) {
 	return pool, tr
 }
 
-// TestFetchScatteredRows: a Fetch of a few scattered series of a segment
-// returns one row per series (its slots aggregated by the server), not
-// one per series and slot; of more series, one row per slot cut to the
-// positions from the first asked for to the last; the values are each
-// series' own.
+// TestFetchScatteredRows: a Fetch of one series of a segment, or of a few
+// scattered ones, returns one row per series (its slots aggregated by the
+// server), not one per series and slot; of more series, or of a few
+// neighbours, one row per slot cut to the positions from the first asked
+// for to the last; the values are each series' own.
 func TestFetchScatteredRows(t *testing.T) {
 	ctx := context.Background()
 	c := &clock{now: time.Unix(base+3600, 0)}
@@ -99,6 +99,7 @@ func TestFetchScatteredRows(t *testing.T) {
 		{[]int{7}, 20, 54, 1},
 		{[]int{3, 90, 170}, 40, 54, 3},
 		{[]int{3, 90, 170}, 25, 54, 3},
+		{[]int{21, 20, 22}, 40, 54, 14},
 		{[]int{50, 60, 70, 80, 90, 100, 110, 120}, 40, 54, 14},
 		{[]int{120, 50, 110, 70, 80, 90, 100, 60, 50}, 30, 54, 24},
 	} {

@@ -19,7 +19,8 @@ import (
 // its slots aggregated (string_agg) over a join with the positions and
 // over a set-returning function (sqlReadPositions: a prepared statement's
 // generic plan of the join materializes the wide rows), one row per slot
-// carrying only the positions asked for, and whole rows. Each is drained undecoded; the
+// carrying only the positions asked for, whole rows, and rows cut to as
+// many contiguous positions (span). Each is drained undecoded; the
 // log shows the server's execution time (EXPLAIN ANALYZE):
 //
 //	go test -run '^$' -bench ScatteredRead -benchtime 20x ./internal/tsstore
@@ -37,8 +38,9 @@ FROM rra_packed d, unnest($3::int4[]) AS p(p)` + where + ` GROUP BY p.p`},
 	FROM unnest($3::int4[]) WITH ORDINALITY AS p(p, o))
 FROM rra_packed d` + where},
 		{"whole", `SELECT d.times, d.vals FROM rra_packed d` + where + ` AND $3::int4[] IS NOT NULL`},
+		{"span", `SELECT substring(d.times FROM 1 FOR 8 * cardinality($3::int4[])), substring(d.vals FROM 1 FOR 8 * cardinality($3::int4[])) FROM rra_packed d` + where},
 	} {
-		for _, np := range []int{1, 18} {
+		for _, np := range []int{1, 6, 18} {
 			pos := make([]int32, np)
 			for i := range pos {
 				pos[i] = int32(1 + i*11)
