@@ -337,7 +337,7 @@ WHERE d.bundle_id = $1 AND d.seg = $2 AND (d.slot BETWEEN $3 AND $4 OR d.slot BE
 // costs about 1.2 ms aggregated, a cut row about 2 ms plus 0.03 ms a
 // position it spans: 1 position 2.0 against 2.0–3.5 ms, 6 neighbours
 // 9.3–10.7 against 1.7–3.2 ms, 18 positions over 200 18.5–24.7 against
-// 6.8–9.0 ms.
+// 7.5–9.0 ms.
 const positionSpan = 40
 
 // readArchives reads the database's slots of every archive plan, one
