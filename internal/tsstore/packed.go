@@ -2,7 +2,6 @@ package tsstore
 
 import (
 	"encoding/binary"
-	"fmt"
 	"math"
 )
 
@@ -33,23 +32,12 @@ const (
 	// the SQL statements (a test checks they agree).
 	packedNoTimeHex = "8000000000000000"
 	packedNullHex   = "7ff0000000000001"
-	// packedRowBytes is the length of a packed column of a row.
-	packedRowBytes = 8 * SegmentWidth
 )
 
 // packedAt returns the 8 bytes of position pos (1-based) of a packed
 // column as an unsigned integer.
 func packedAt(b []byte, pos int) uint64 {
 	return binary.BigEndian.Uint64(b[8*(pos-1):])
-}
-
-// checkPacked checks that the columns of a row read from the server are
-// packed rows of a segment.
-func checkPacked(times, vals []byte) error {
-	if len(times) != packedRowBytes || len(vals) != packedRowBytes {
-		return fmt.Errorf("packed archive row of %d and %d bytes, want %d", len(times), len(vals), packedRowBytes)
-	}
-	return nil
 }
 
 // packedValue is the value of packed bits v, and whether it is not NULL.

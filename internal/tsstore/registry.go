@@ -1,10 +1,13 @@
 package tsstore
 
 import (
+	"cmp"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -223,6 +226,10 @@ const registerBatch = 5_000
 
 // register gives the fresh series their ids, in batches: their archives'
 // bundles first, then the series themselves with one INSERT per batch.
+// The ids follow the order of the keys (the shards hold them in hash
+// order): siblings registered together, which a render request reads
+// together, get consecutive ids and so share segments (one statement and
+// whole rows per segment, see readArchives).
 func (s *Store) register(ctx context.Context) error {
 	var fresh []*series
 	for i := range s.shard {
@@ -235,6 +242,7 @@ func (s *Store) register(ctx context.Context) error {
 	if len(fresh) == 0 {
 		return nil
 	}
+	sortFresh(fresh)
 	err := s.registerBundles(ctx, fresh)
 	for len(fresh) > 0 && err == nil {
 		n := min(len(fresh), registerBatch)
@@ -251,6 +259,77 @@ func (s *Store) register(ctx context.Context) error {
 		}
 	}
 	return err
+}
+
+// sortFresh sorts series by key, 24 bytes of the keys at a time (an MSD
+// radix sort with 24-byte digits): a pass reads each key once, into the
+// digit held beside its series, and compares digits, where a comparison
+// sort through the series reads two scattered keys a comparison.
+// BenchmarkRegisterSort (1,000,000 series in hash order): 1.5 s through
+// the series, 0.4 s this way.
+func sortFresh(fresh []*series) {
+	ks := make([]keyedSeries, len(fresh))
+	for i, x := range fresh {
+		ks[i] = keyedSeries{x: x}
+	}
+	sortKeyed(ks, 0)
+	for i := range ks {
+		fresh[i] = ks[i].x
+	}
+}
+
+// keyedSeries is a series with the 24 bytes of its key from the depth
+// being sorted (zeros past its end), big-endian.
+type keyedSeries struct {
+	digit [3]uint64
+	x     *series
+}
+
+func compareDigits(a, b keyedSeries) int {
+	if c := cmp.Compare(a.digit[0], b.digit[0]); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.digit[1], b.digit[1]); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.digit[2], b.digit[2])
+}
+
+// sortKeyed sorts ks, whose keys agree on their first depth bytes, by key.
+func sortKeyed(ks []keyedSeries, depth int) {
+	if len(ks) < 2 {
+		return
+	}
+	const width = 24
+	longer := false // some key goes on past this digit
+	for i := range ks {
+		k := ks[i].x.key
+		var d [width]byte
+		if depth < len(k) {
+			copy(d[:], k[depth:])
+		}
+		ks[i].digit = [3]uint64{binary.BigEndian.Uint64(d[:]), binary.BigEndian.Uint64(d[8:]), binary.BigEndian.Uint64(d[16:])}
+		longer = longer || len(k) > depth+width
+	}
+	if !longer {
+		// Equal digits are equal keys but for trailing NUL bytes.
+		slices.SortFunc(ks, func(a, b keyedSeries) int {
+			if c := compareDigits(a, b); c != 0 {
+				return c
+			}
+			return strings.Compare(a.x.key, b.x.key)
+		})
+		return
+	}
+	slices.SortFunc(ks, compareDigits)
+	for i := 0; i < len(ks); {
+		j := i + 1
+		for j < len(ks) && ks[j].digit == ks[i].digit {
+			j++
+		}
+		sortKeyed(ks[i:j], depth+width)
+		i = j
+	}
 }
 
 // registerBundles makes sure every archive shape of the fresh series has a

@@ -14,6 +14,7 @@ import sys
 import tempfile
 import time
 import unittest
+import unittest.mock
 import urllib.parse
 from contextlib import redirect_stdout
 
@@ -69,6 +70,17 @@ class Compare(unittest.TestCase):
         for want in ("-storageDataPath=/d", "-graphiteListenAddr=127.0.0.1:1", "-httpListenAddr=127.0.0.1:2",
                      "-search.graphiteStorageStep=60s", "-search.disableCache"):
             self.assertIn(want, args)
+
+    def test_vacuum_archives_in_the_parity_database(self):
+        calls = []
+
+        class FakePgts:
+            def pgts(self, *args):
+                calls.append(args)
+                return ""
+        with redirect_stdout(io.StringIO()), unittest.mock.patch("sys.stderr", io.StringIO()):
+            bench_render.vacuum_archives(FakePgts())
+        self.assertEqual(calls, [("db", "psql", "-q", "-c", "\\c parity", "-c", "VACUUM ANALYZE pgts.rra_data")])
 
     def test_table_has_a_column_per_system(self):
         args = argparse.Namespace(glob=2, sum=3, tagged=4, clients=4)

@@ -1,0 +1,206 @@
+package tsstore
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/pgts/pgts/internal/ingest"
+	"github.com/pgts/pgts/internal/pgtest"
+	"github.com/pgts/pgts/internal/rra"
+)
+
+// archiveReads counts the statements that read pgts.rra_data and the
+// rows they returned.
+type archiveReads struct {
+	mu               sync.Mutex
+	statements, rows int64
+}
+
+func (a *archiveReads) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
+	if strings.HasPrefix(strings.TrimSpace(d.SQL), "SELECT") && strings.Contains(d.SQL, "pgts.rra_data") {
+		return context.WithValue(ctx, archiveReads{}, true)
+	}
+	return ctx
+}
+
+func (a *archiveReads) TraceQueryEnd(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryEndData) {
+	if ctx.Value(archiveReads{}) == nil || d.Err != nil {
+		return
+	}
+	a.mu.Lock()
+	a.statements++
+	a.rows += d.CommandTag.RowsAffected()
+	a.mu.Unlock()
+}
+
+func (a *archiveReads) take() (statements, rows int64) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	statements, rows = a.statements, a.rows
+	a.statements, a.rows = 0, 0
+	return statements, rows
+}
+
+// tracedPool is a pool on a fresh database whose archive reads are
+// counted.
+func tracedPool(t *testing.T) (*pgxpool.Pool, *archiveReads) {
+	t.Helper()
+	newPool(t) // the goroutine check, and a fresh database
+	cfg, err := pgxpool.ParseConfig(pgtest.DB(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := &archiveReads{}
+	cfg.ConnConfig.Tracer = tr
+	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	return pool, tr
+}
+
+// TestFetchScatteredRows: a Fetch of one series of a segment, or of a few
+// scattered ones, returns one row per series (its slots aggregated by the
+// server), not one per series and slot; of more series, or of a few
+// neighbours, one row per slot cut to the positions from the first asked
+// for to the last; the values are each series' own.
+func TestFetchScatteredRows(t *testing.T) {
+	ctx := context.Background()
+	c := &clock{now: time.Unix(base+3600, 0)}
+	cfg := testConfig(t, c)
+	cfg.Raw = nil
+	cfg.Rules = []rra.Rule{rule(t, `.`, "60s", "", "60s:30m")}
+	pool, tr := tracedPool(t)
+	s := open(t, pool, cfg)
+	const n, slots = 200, 55 // the ring of 30 slots wraps
+	var pts []ingest.Point
+	for i := range n {
+		for k := range slots {
+			pts = append(pts, ingest.Point{Name: fmt.Sprintf("r.s%03d", i), Value: float64(i*1000 + k), Time: (base + int64(k)*60) * 1e6})
+		}
+	}
+	c.now = time.Unix(base+int64(slots)*60, 0)
+	mustAdd(t, s, pts...)
+	mustFlush(t, s)
+	for _, tc := range []struct {
+		idx      []int
+		from, to int64 // minutes after base
+		rows     int64
+	}{
+		{[]int{7}, 40, 54, 1},
+		{[]int{7}, 20, 54, 1},
+		{[]int{3, 90, 170}, 40, 54, 3},
+		{[]int{3, 90, 170}, 25, 54, 3},
+		{[]int{21, 20, 22}, 40, 54, 14},
+		{[]int{50, 60, 70, 80, 90, 100, 110, 120}, 40, 54, 14},
+		{[]int{120, 50, 110, 70, 80, 90, 100, 60, 50}, 30, 54, 24},
+	} {
+		names := make([]string, len(tc.idx))
+		for j, i := range tc.idx {
+			names[j] = fmt.Sprintf("r.s%03d", i)
+		}
+		tr.take()
+		got, err := s.Fetch(ctx, names, base+tc.from*60, base+tc.to*60, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		statements, rows := tr.take()
+		if statements != 1 || rows != tc.rows {
+			t.Errorf("%v over minutes %d-%d: %d statements, %d rows; want 1 statement, %d rows", tc.idx, tc.from, tc.to, statements, rows, tc.rows)
+		}
+		if len(got) != len(tc.idx) {
+			t.Fatalf("%d series, want %d", len(got), len(tc.idx))
+		}
+		for j, i := range tc.idx {
+			sr := got[j]
+			known := 0
+			for v, val := range sr.Values {
+				k := (sr.Start-base)/60 + int64(v)
+				want := float64(i*1000) + float64(k)
+				if k < slots-30 || k >= slots {
+					want = nan
+				} else {
+					known++
+				}
+				if !sameValues([]float64{val}, []float64{want}) {
+					t.Fatalf("%s at minute %d: %v, want %v", sr.Name, k, val, want)
+				}
+			}
+			if known == 0 {
+				t.Fatalf("%s: no value known over minutes %d-%d", sr.Name, tc.from, tc.to)
+			}
+		}
+	}
+}
+
+// TestReadPositionsGenericPlan: the plan a prepared sqlReadPositions
+// runs after its fifth execution (generic) scans the segment's rows once
+// and never copies them into a Materialize node, as the generic plan of
+// a join with the positions did (4.6 MB of temporary file for one series
+// over a day).
+func TestReadPositionsGenericPlan(t *testing.T) {
+	ctx := context.Background()
+	c := &clock{now: time.Unix(base+1440*60, 0)}
+	cfg := testConfig(t, c)
+	cfg.Raw = nil
+	cfg.Rules = []rra.Rule{rule(t, `.`, "60s", "", "60s:1d")}
+	pool := newPool(t)
+	s := open(t, pool, cfg)
+	var pts []ingest.Point
+	for i := range 3 {
+		for k := range 1440 {
+			pts = append(pts, ingest.Point{Name: fmt.Sprintf("g.s%d", i), Value: float64(k), Time: (base + int64(k)*60) * 1e6})
+		}
+	}
+	mustAdd(t, s, pts...)
+	mustFlush(t, s)
+	if _, err := pool.Exec(ctx, "ANALYZE pgts.rra_data"); err != nil {
+		t.Fatal(err)
+	}
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Release()
+	for _, q := range []string{"SET plan_cache_mode = force_generic_plan", "PREPARE rp AS " + sqlReadPositions} {
+		if _, err := conn.Exec(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	plan := pgtestRows(t, conn.Conn(), "EXPLAIN EXECUTE rp(1, 0, '{2}', 0, 1439, -1, -1)")
+	if _, err := conn.Exec(ctx, "DEALLOCATE rp; RESET plan_cache_mode"); err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Join(plan, "\n")
+	if strings.Contains(text, "Materialize") || strings.Count(text, "on rra_data d") != 1 {
+		t.Fatalf("generic plan:\n%s", text)
+	}
+}
+
+func pgtestRows(t *testing.T, conn *pgx.Conn, q string) []string {
+	t.Helper()
+	rows, err := conn.Query(context.Background(), q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for rows.Next() {
+		var line string
+		if err := rows.Scan(&line); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, line)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
