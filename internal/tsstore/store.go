@@ -54,9 +54,12 @@ type Store struct {
 	rawShard *scaleout.Writer
 
 	rules atomic.Pointer[[]rra.Rule]
-	seed  maphash.Seed
-	shard [shards]shard
-	idx   index // every key of the shards' maps, for Find and tag queries
+	// ruleSchemas maps a rule of rules (*rra.Rule) to its *schemaInfo
+	// (schemaOf); SetRules clears it.
+	ruleSchemas sync.Map
+	seed        maphash.Seed
+	shard       [shards]shard
+	idx         index // every key of the shards' maps, for Find and tag queries
 
 	regMu   sync.Mutex             // guards schemas and bundles
 	schemas map[string]*schemaInfo // by identity text
@@ -180,6 +183,9 @@ func (s *Store) SetRules(rules []rra.Rule) error {
 	}
 	r := append([]rra.Rule(nil), rules...)
 	s.rules.Store(&r)
+	// An Add still matching the old rules may store one entry after
+	// this; it is never looked up again, and the next SetRules drops it.
+	s.ruleSchemas.Clear()
 	return nil
 }
 
