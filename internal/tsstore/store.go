@@ -81,6 +81,9 @@ type Store struct {
 	closed  bool
 
 	flushMu sync.Mutex // one flush at a time
+	// flushCols are each flush worker's slot columns, reused from flush
+	// to flush under flushMu (writeShare).
+	flushCols []slotRows
 	// rawRetry holds the raw points of a write that failed part-way, under
 	// flushMu: some of its batches may have committed. The next flush
 	// writes exactly these rows again under the same load ID, so the
@@ -134,6 +137,7 @@ func Open(ctx context.Context, pool *pgxpool.Pool, cfg Config) (*Store, error) {
 		freed:    make(chan struct{}),
 		openedAt: time.Now(),
 	}
+	s.flushCols = make([]slotRows, cfg.FlushWorkers)
 	rules := append([]rra.Rule(nil), cfg.Rules...)
 	s.rules.Store(&rules)
 	s.mem.max = cfg.MaxMemory
