@@ -202,7 +202,7 @@ func TestVMLifecycle(t *testing.T) {
 		t.Errorf("descriptors %q: want at least its standard ones", fds)
 	}
 	want := []string{"-storageDataPath=" + vm.DataDir, "-graphiteListenAddr=" + vm.GraphiteAddr, "-httpListenAddr=" + vm.HTTPAddr,
-		"-search.graphiteStorageStep=10s"}
+		"-search.graphiteStorageStep=10s", "-search.maxQueryDuration=10m"}
 	for _, w := range want {
 		found := false
 		for _, a := range args {

@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"os/signal"
 	"regexp"
+	"runtime"
 	"runtime/debug"
 	"syscall"
 	"time"
@@ -30,6 +32,8 @@ type serveFlags struct {
 	config  string
 	check   bool
 	blaster bool
+	// pprof serves net/http/pprof's /debug/pprof/ on the HTTP listener.
+	pprof bool
 	// Listen addresses overriding the file's, by flag name.
 	addrs map[string]*string
 }
@@ -78,6 +82,7 @@ See docs/serve.md for the configuration file.`,
 	fl.StringVar(&f.config, "config", "", "configuration file (TOML; default: built-in defaults)")
 	fl.BoolVar(&f.check, "check-config", false, "validate the configuration and exit")
 	fl.BoolVar(&f.blaster, "blaster", false, "enable GET /blaster/set?rate=R&n=N: the daemon sends itself Graphite load (tests and benchmarks)")
+	fl.BoolVar(&f.pprof, "pprof", false, "serve Go's profiles (/debug/pprof/) on the HTTP listener, for `go tool pprof`")
 	for _, af := range serveAddrFlags {
 		f.addrs[af.name] = fl.String(af.name, "", af.usage+" (overrides the file; \"\" disables)")
 	}
@@ -151,7 +156,8 @@ func runServe(ctx context.Context, a *app, cmd *cobra.Command, f serveFlags, sta
 	if err != nil {
 		return fmt.Errorf("opening storage: %w", err)
 	}
-	defer followSeriesState(ctx, store, updateLimit)()
+	quiet := serve.NewQuietRelease(time.Duration(cfg.ReleaseMemoryAfter), func() { releaseMemory(a) })
+	defer followSeriesState(ctx, store, updateLimit, quiet)()
 	ropts := render.DefaultOptions()
 	ropts.Logger = a.log
 	ropts.MaxSeries, ropts.MaxPoints = cfg.Render.MaxSeries, cfg.Render.MaxPoints
@@ -166,6 +172,9 @@ func runServe(ctx context.Context, a *app, cmd *cobra.Command, f serveFlags, sta
 	bc := &blasterControl{log: a.log, addr: func() string { return srv.Addrs().GraphiteTCP }}
 	if f.blaster {
 		mux.Handle("/blaster/set", bc)
+	}
+	if f.pprof {
+		registerPprof(mux)
 	}
 	srv, err = serve.New(cfg, store, serve.Options{Logger: a.log, Registerer: reg, Gatherer: reg, Extra: mux})
 	if err != nil {
@@ -287,9 +296,10 @@ func setMemoryLimit(a *app, cfg serve.Config) (update func(seriesBytes int64), r
 	return update, func() { debug.SetMemoryLimit(prev) }
 }
 
-// followSeriesState calls update with the storage's series state every
-// second until ctx ends; the returned function stops it and waits.
-func followSeriesState(ctx context.Context, store *tsstore.Store, update func(int64)) (stop func()) {
+// followSeriesState calls update with the storage's series state, and
+// tells quiet whether points arrive or wait, every second until ctx ends;
+// the returned function stops it and waits.
+func followSeriesState(ctx context.Context, store *tsstore.Store, update func(int64), quiet *serve.QuietRelease) (stop func()) {
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
@@ -300,10 +310,35 @@ func followSeriesState(ctx context.Context, store *tsstore.Store, update func(in
 			select {
 			case <-ctx.Done():
 				return
-			case <-t.C:
-				update(store.SeriesBytes())
+			case now := <-t.C:
+				st := store.Stats()
+				update(st.SeriesBytes)
+				quiet.Observe(now, st.Added, st.Bytes > 0 || st.Unflushed > 0 || st.Buffered > 0)
 			}
 		}
 	}()
 	return func() { cancel(); <-done }
+}
+
+// registerPprof serves Go's runtime profiles under /debug/pprof/ (CPU,
+// heap, goroutines...), for `go tool pprof http://ADDR/debug/pprof/profile`.
+// Only with --pprof: the HTTP listener binds to 127.0.0.1 unless
+// configured otherwise, and a profile costs the daemon CPU while it runs.
+func registerPprof(mux *http.ServeMux) {
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+}
+
+// releaseMemory collects and gives the heap's free memory back to the
+// system (serve.QuietRelease), logging the heap before and after.
+func releaseMemory(a *app) {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	debug.FreeOSMemory()
+	runtime.ReadMemStats(&after)
+	a.log.Info("memory released to the system", "heap_alloc", after.HeapAlloc,
+		"held_before", before.HeapSys-before.HeapReleased, "held_after", after.HeapSys-after.HeapReleased)
 }

@@ -492,3 +492,49 @@ addr = "127.0.0.1:0"
 	}
 	return p
 }
+
+// TestServeReleasesMemoryWhenQuiet: once points stopped and were
+// written, the daemon gives its free heap back to the system and says
+// so; the profiles are served only with --pprof.
+func TestServeReleasesMemoryWhenQuiet(t *testing.T) {
+	db := pgtest.DB(t)
+	cfgFile := loopbackConfig(t, "flush-interval = \"1s\"\nrelease-memory-after = \"1s\"\n")
+	ad, logs, cancel, done := startServe(t, db, serveFlags{config: cfgFile, pprof: true})
+	defer cancel()
+	sendTo(t, "tcp", ad.GraphiteTCP, []byte(fmt.Sprintf("quiet.a 1 %d\n", time.Now().Unix())))
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(logs.String(), "memory released to the system") {
+		if time.Now().After(deadline) {
+			t.Fatalf("no release logged after the points were written; logs:\n%s", logs.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	resp, err := http.Get("http://" + ad.HTTP + "/debug/pprof/heap?debug=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("/debug/pprof/heap with --pprof: %s", resp.Status)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("serve: %v", err)
+	}
+
+	// Without --pprof, no profiles.
+	ad, _, cancel2, done2 := startServe(t, db, serveFlags{config: loopbackConfig(t, "")})
+	defer cancel2()
+	resp, err = http.Get("http://" + ad.HTTP + "/debug/pprof/heap?debug=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode == http.StatusOK {
+		t.Errorf("/debug/pprof/heap without --pprof: %s", resp.Status)
+	}
+	cancel2()
+	if err := <-done2; err != nil {
+		t.Fatalf("serve: %v", err)
+	}
+}

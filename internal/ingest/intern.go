@@ -12,6 +12,7 @@ type Interner struct {
 	m      map[string]string
 	used   int
 	budget int
+	churn  churn
 }
 
 // internEntryOverhead estimates what one map entry costs besides its
@@ -28,12 +29,14 @@ func (in *Interner) String(b []byte) string {
 	if len(b) == 0 {
 		return ""
 	}
-	if in == nil || in.budget <= 0 {
+	if in == nil || in.budget <= 0 || in.churn.aside() {
 		return string(b)
 	}
 	if s, ok := in.m[string(b)]; ok { // no allocation: the compiler uses b in place
+		in.churn.hits++
 		return s
 	}
+	in.churn.misses++
 	s := string(b)
 	cost := len(s) + internEntryOverhead
 	if cost > in.budget {
@@ -42,8 +45,12 @@ func (in *Interner) String(b []byte) string {
 	if in.m == nil || in.used+cost > in.budget {
 		// Forget everything rather than track recency: cheap, bounded,
 		// and a working set that fits the budget is relearned at once.
-		in.m = make(map[string]string)
-		in.used = 0
+		// One that does not fit steps aside for a while (churn).
+		if in.m != nil && in.churn.full() {
+			in.m, in.used = nil, 0
+			return s
+		}
+		in.m, in.used = make(map[string]string), 0
 	}
 	in.m[s] = s
 	in.used += cost
@@ -56,6 +63,55 @@ func (in *Interner) Len() int {
 		return 0
 	}
 	return len(in.m)
+}
+
+// Stepped returns how many strings were copied without a lookup because
+// the Interner had stepped aside (see churn).
+func (in *Interner) Stepped() int64 {
+	if in == nil {
+		return 0
+	}
+	return in.churn.stepped
+}
+
+// churn decides when a bounded cache that forgets everything when full
+// should stop remembering for a while: when it filled up with fewer hits
+// than misses since it last started afresh, its working set does not fit
+// (a sender of a million series round robin, say) and every miss pays a
+// map insert, and every fill a new map, for nothing. It then steps aside
+// for stepAsideFills times the misses of that fill (lookups answer "not
+// remembered" at once), and tries again. A working set that fits the
+// budget fills it once and then hits, so it never steps aside.
+type churn struct {
+	hits, misses int
+	skip         int   // lookups left to step aside for
+	stepped      int64 // lookups stepped aside, since the start
+}
+
+// stepAsideFills is how many fills' worth of lookups a churning cache
+// steps aside for: trying again costs one fill (a map and its inserts)
+// every stepAsideFills+1 fills' worth of lines.
+const stepAsideFills = 16
+
+// aside reports whether this lookup steps aside, counting it.
+func (c *churn) aside() bool {
+	if c.skip == 0 {
+		return false
+	}
+	c.skip--
+	c.stepped++
+	return true
+}
+
+// full records that the cache filled up and starts afresh; it reports
+// whether the cache steps aside now.
+func (c *churn) full() bool {
+	churning := c.hits < c.misses
+	if churning {
+		c.skip = stepAsideFills * c.misses
+	}
+	c.hits, c.misses = 0, 0
+	return churning
 }
 
 // SeriesCache remembers series a parser has parsed and validated (a
@@ -71,6 +127,7 @@ type SeriesCache struct {
 	m      map[string]cachedSeries
 	used   int
 	budget int
+	churn  churn
 }
 
 type cachedSeries struct {
@@ -85,16 +142,42 @@ func NewSeriesCache(budget int) *SeriesCache {
 
 // Get returns the series parsed from raw, if remembered.
 func (c *SeriesCache) Get(raw []byte) (name string, tags []Tag, ok bool) {
-	if c == nil || c.m == nil {
+	if c == nil || c.churn.aside() {
+		return "", nil, false
+	}
+	if c.m == nil {
 		return "", nil, false
 	}
 	s, ok := c.m[string(raw)]
+	if ok {
+		c.churn.hits++
+	} else {
+		c.churn.misses++
+	}
 	return s.name, s.tags, ok
 }
 
+// Len returns how many series the cache remembers.
+func (c *SeriesCache) Len() int {
+	if c == nil {
+		return 0
+	}
+	return len(c.m)
+}
+
+// Stepped returns how many lookups answered "not remembered" at once
+// because the cache had stepped aside (see churn).
+func (c *SeriesCache) Stepped() int64 {
+	if c == nil {
+		return 0
+	}
+	return c.churn.stepped
+}
+
 // Put remembers that raw parses into name and tags. It copies tags.
+// While the cache steps aside (see churn) it remembers nothing.
 func (c *SeriesCache) Put(raw []byte, name string, tags []Tag) {
-	if c == nil || c.budget <= 0 {
+	if c == nil || c.budget <= 0 || c.churn.skip > 0 {
 		return
 	}
 	// The name and tag strings are shared with the parser's Interner;
@@ -108,8 +191,11 @@ func (c *SeriesCache) Put(raw []byte, name string, tags []Tag) {
 		return
 	}
 	if c.m == nil || c.used+cost > c.budget {
-		c.m = make(map[string]cachedSeries)
-		c.used = 0
+		if c.m != nil && c.churn.full() {
+			c.m, c.used = nil, 0
+			return
+		}
+		c.m, c.used = make(map[string]cachedSeries), 0
 	}
 	var t []Tag
 	if len(tags) > 0 {

@@ -28,7 +28,9 @@ func TestInterner(t *testing.T) {
 			t.Fatalf("used %d over a budget of %d", in.used, in.budget)
 		}
 	}
-	if in.Len() == 0 || in.Len() > 1000/(8+internEntryOverhead) {
+	// 100 names through a budget of 17 churn: it may have stepped aside
+	// (TestCachesStepAsideWhenChurning), never over the budget.
+	if in.Len() > 1000/(8+internEntryOverhead) {
 		t.Errorf("remembers %d strings", in.Len())
 	}
 	// Larger than the budget: returned, not remembered.
@@ -79,5 +81,50 @@ func TestSeriesCache(t *testing.T) {
 	off.Put([]byte("a"), "a", nil)
 	if _, _, ok := off.Get([]byte("a")); ok {
 		t.Error("disabled cache found something")
+	}
+}
+
+// TestCachesStepAsideWhenChurning: a working set larger than the budget
+// (a million series sent round robin, say) makes the caches forget
+// everything before anything is seen again; they then stop remembering
+// for a while, so that each line does not pay two map inserts and a
+// share of a rebuilt map for nothing, and try again later. A working set
+// that fits is still remembered.
+func TestCachesStepAsideWhenChurning(t *testing.T) {
+	const budget = 100 * (8 + internEntryOverhead)
+	in, c := NewInterner(budget), NewSeriesCache(budget)
+	key := func(i int) []byte { return fmt.Appendf(nil, "s%07d", i) }
+	// One round of 1,000 distinct names: every one misses.
+	for i := range 1000 {
+		b := key(i)
+		if _, _, ok := c.Get(b); ok {
+			t.Fatalf("%s found on its first sight", b)
+		}
+		c.Put(b, in.String(b), nil)
+	}
+	if in.Len() != 0 || c.Len() != 0 {
+		t.Errorf("after a round of names 10× the budget, without a hit: interner remembers %d, series cache %d; want both stepped aside (0)", in.Len(), c.Len())
+	}
+	if in.Stepped() == 0 || c.Stepped() == 0 {
+		t.Errorf("lookups stepped aside: interner %d, series cache %d; want > 0", in.Stepped(), c.Stepped())
+	}
+	// Later, a working set that fits: remembered again once the pause
+	// is over, and then found.
+	hits := 0
+	for range 400 {
+		for i := range 20 {
+			b := key(i)
+			if _, _, ok := c.Get(b); ok {
+				hits++
+				continue
+			}
+			c.Put(b, in.String(b), nil)
+		}
+	}
+	if hits < 400*20/2 {
+		t.Errorf("a working set of 20 series found %d times of %d; want most", hits, 400*20)
+	}
+	if c.Len() != 20 {
+		t.Errorf("series cache remembers %d series of a working set of 20", c.Len())
 	}
 }

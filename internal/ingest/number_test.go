@@ -3,6 +3,7 @@ package ingest
 import (
 	"errors"
 	"math"
+	"math/rand/v2"
 	"strconv"
 	"testing"
 )
@@ -64,5 +65,43 @@ func TestCheckValue(t *testing.T) {
 	}
 	if err := CheckValue(math.MaxFloat64); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestParsePlainDecimalIsStrconvs: the fast path for plain decimals
+// gives strconv's float64, bit for bit (the sign of zero included), and
+// leaves everything else to strconv.
+func TestParsePlainDecimalIsStrconvs(t *testing.T) {
+	r := rand.New(rand.NewPCG(27, 1))
+	check := func(s string) {
+		t.Helper()
+		got, ok := ParseFloat([]byte(s))
+		want, err := strconv.ParseFloat(s, 64)
+		if wantOK := err == nil || errors.Is(err, strconv.ErrRange); ok != wantOK || ok && math.Float64bits(got) != math.Float64bits(want) {
+			t.Fatalf("ParseFloat(%q) = %v (%x), %v; strconv %v (%x), %v", s, got, math.Float64bits(got), ok, want, math.Float64bits(want), err)
+		}
+	}
+	for _, s := range []string{"0", "-0", "+0", "-0.0", "0.", ".5", "-.5", ".", "-", "+", "", "1.2.3", "12a", "1e5",
+		"999999999999999", "9999999999999999", "0.000000000000001", "123456789012345.", "1.00000000000000",
+		"42", "4.2", "0.1", "0.3", "1732689600.123456", "00000000000000000001", "1_0", " 1", "1 "} {
+		check(s)
+	}
+	for range 200_000 {
+		n := 1 + r.IntN(17)
+		b := make([]byte, 0, n+2)
+		switch r.IntN(4) {
+		case 0:
+			b = append(b, '-')
+		case 1:
+			b = append(b, '+')
+		}
+		dot := r.IntN(n + 2)
+		for i := range n {
+			if i == dot {
+				b = append(b, '.')
+			}
+			b = append(b, byte('0'+r.IntN(10)))
+		}
+		check(string(b))
 	}
 }

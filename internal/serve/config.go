@@ -69,6 +69,11 @@ type Config struct {
 	// dated: later points are refused whole, counted and logged.
 	// Default 10m.
 	FutureTolerance Duration `toml:"future-tolerance"`
+	// ReleaseMemoryAfter is how long the daemon must be quiet (no point
+	// accepted, nothing waiting to be written) before it gives the
+	// memory its heap holds beyond the live heap back to the system,
+	// once per quiet period (QuietRelease). 0 disables it. Default 15s.
+	ReleaseMemoryAfter Duration `toml:"release-memory-after"`
 
 	Graphite GraphiteConfig `toml:"graphite"`
 	Pickle   PickleConfig   `toml:"pickle"`
@@ -256,15 +261,16 @@ type DSConfig struct {
 // DefaultConfig returns the defaults described on each field.
 func DefaultConfig() Config {
 	return Config{
-		MaxMemory:       512 << 20,
-		MaxSeries:       1_000_000,
-		FlushInterval:   Duration(10 * time.Second),
-		FlushWorkers:    4,
-		LogInterval:     Duration(10 * time.Second),
-		ShutdownTimeout: Duration(time.Minute),
-		FutureTolerance: Duration(10 * time.Minute),
-		Graphite:        GraphiteConfig{TCP: "127.0.0.1:2003", UDP: "127.0.0.1:2003"},
-		Pickle:          PickleConfig{TCP: "127.0.0.1:2004"},
+		MaxMemory:          512 << 20,
+		MaxSeries:          1_000_000,
+		FlushInterval:      Duration(10 * time.Second),
+		FlushWorkers:       4,
+		LogInterval:        Duration(10 * time.Second),
+		ShutdownTimeout:    Duration(time.Minute),
+		FutureTolerance:    Duration(10 * time.Minute),
+		ReleaseMemoryAfter: Duration(15 * time.Second),
+		Graphite:           GraphiteConfig{TCP: "127.0.0.1:2003", UDP: "127.0.0.1:2003"},
+		Pickle:             PickleConfig{TCP: "127.0.0.1:2004"},
 		StatsD: StatsDConfig{UDP: "127.0.0.1:8125", TCP: "127.0.0.1:8125",
 			FlushInterval: Duration(10 * time.Second), Percentiles: []float64{90},
 			Prefix: "stats", CounterPrefix: "counters", TimerPrefix: "timers", GaugePrefix: "gauges", SetPrefix: "sets",
@@ -454,6 +460,9 @@ func (c *Config) Validate() error {
 	positive("shutdown-timeout", int64(c.ShutdownTimeout))
 	if c.FutureTolerance < 0 {
 		add(c.errorf("future-tolerance", "must not be negative"))
+	}
+	if c.ReleaseMemoryAfter < 0 {
+		add(c.errorf("release-memory-after", "must not be negative"))
 	}
 	addr("graphite.tcp", c.Graphite.TCP)
 	addr("graphite.udp", c.Graphite.UDP)

@@ -184,8 +184,7 @@ func (s *Store) addPoint(p *ingest.Point, rules []rra.Rule, now, rawLo int64) er
 	if isNew {
 		var si *schemaInfo
 		if r, ok := rra.Match(rules, p.Name); ok {
-			sch, _ := r.Schema() // checked by checkRules
-			si = s.schemaFor(r.Pattern.String(), sch)
+			si = s.schemaOf(r)
 		} else if !keepRaw {
 			if s.raw == nil {
 				s.counters.unmatched.Add(1)
@@ -292,4 +291,18 @@ func (s *Store) addPoint(p *ingest.Point, rules []rra.Rule, now, rawLo int64) er
 // point never reserves much.
 func growth(c int) int {
 	return min(max(c, 4), 512)
+}
+
+// schemaOf returns the shared schemaInfo of rule r, one of the current
+// rules. It remembers it by the rule's address, so that a new series
+// does not format its schema's identity text again (schemaFor); SetRules
+// forgets them with the rules.
+func (s *Store) schemaOf(r *rra.Rule) *schemaInfo {
+	if si, ok := s.ruleSchemas.Load(r); ok {
+		return si.(*schemaInfo)
+	}
+	sch, _ := r.Schema() // checked by checkRules
+	si := s.schemaFor(r.Pattern.String(), sch)
+	s.ruleSchemas.Store(r, si)
+	return si
 }

@@ -274,6 +274,43 @@ type slotRows struct {
 
 func (r *slotRows) len() int { return len(r.bundle) }
 
+// reset empties r, keeping its columns' memory for the next statement.
+func (r *slotRows) reset() {
+	r.bundle, r.seg, r.slot = r.bundle[:0], r.seg[:0], r.slot[:0]
+	r.pos, r.time, r.val = r.pos[:0], r.time[:0], r.val[:0]
+}
+
+// encodedSlots is one statement's slot updates, encoded (slotRows.encode).
+type encodedSlots struct {
+	params [][]byte
+	n      int // slot updates
+}
+
+// slotEncoder gathers slot updates into statements of at most slotChunk,
+// encoding each as it fills, so that one set of columns serves them all.
+type slotEncoder struct {
+	cur  *slotRows
+	done []encodedSlots
+}
+
+// add appends the slots of series x's updates ups.
+func (e *slotEncoder) add(x *series, ups []rra.Update) {
+	e.cur.add(x, ups)
+	if e.cur.len() >= slotChunk {
+		e.finish()
+	}
+}
+
+// finish encodes the updates gathered since the last statement, if any,
+// and returns the statements.
+func (e *slotEncoder) finish() []encodedSlots {
+	if n := e.cur.len(); n > 0 {
+		e.done = append(e.done, encodedSlots{e.cur.encode(), n})
+		e.cur.reset()
+	}
+	return e.done
+}
+
 // stateRows are the columns of the state updates of one statement.
 type stateRows struct {
 	seg   []int64
@@ -309,8 +346,14 @@ func (s *Store) writeArchives(ctx context.Context, items []flushItem) ([]bool, e
 // writeShare writes worker w's share of items in one transaction and
 // returns the number of slots written.
 func (s *Store) writeShare(ctx context.Context, items []flushItem, w int) (int64, error) {
-	var rows []slotRows
-	cur := &slotRows{}
+	// The worker's columns are kept from flush to flush (under flushMu):
+	// at a million series, growing them afresh for every statement was
+	// most of the bytes the daemon allocated.
+	if len(s.flushCols) != s.cfg.FlushWorkers {
+		panic("tsstore: writeShare outside Flush")
+	}
+	enc := slotEncoder{cur: &s.flushCols[w]}
+	enc.cur.reset()
 	var states []stateRows
 	st := &stateRows{}
 	stBytes := 0
@@ -332,15 +375,9 @@ func (s *Store) writeShare(ctx context.Context, items []flushItem, w int) (int64
 		if len(it.held) == 0 {
 			continue
 		}
-		cur.add(x, it.held)
-		if cur.len() >= slotChunk {
-			rows = append(rows, *cur)
-			cur = &slotRows{}
-		}
+		enc.add(x, it.held)
 	}
-	if cur.len() > 0 {
-		rows = append(rows, *cur)
-	}
+	rows := enc.finish()
 	if len(st.seg) > 0 {
 		states = append(states, *st)
 	}
@@ -394,13 +431,13 @@ func (r *slotRows) add(x *series, ups []rra.Update) {
 
 // writeSlotRows writes rows in tx, in order, and returns the number of
 // slots written.
-func writeSlotRows(ctx context.Context, tx pgx.Tx, rows []slotRows) (int64, error) {
+func writeSlotRows(ctx context.Context, tx pgx.Tx, rows []encodedSlots) (int64, error) {
 	var total int64
 	for _, r := range rows {
-		if _, err := execEncoded(ctx, tx, stmtWriteSlots, r.encode()); err != nil {
-			return total, fmt.Errorf("writing %d archive slots: %w", r.len(), err)
+		if _, err := execEncoded(ctx, tx, stmtWriteSlots, r.params); err != nil {
+			return total, fmt.Errorf("writing %d archive slots: %w", r.n, err)
 		}
-		total += int64(r.len())
+		total += int64(r.n)
 	}
 	return total, nil
 }
@@ -423,8 +460,7 @@ func (s *Store) writeLate(ctx context.Context, tx pgx.Tx, items []flushItem, bat
 			return total, err
 		}
 		batches = batches[:0]
-		var rows []slotRows
-		cur := &slotRows{}
+		enc := slotEncoder{cur: &slotRows{}}
 		for a := 0; a < len(answers); {
 			i := answers[a].item
 			it := &items[i]
@@ -442,19 +478,12 @@ func (s *Store) writeLate(ctx context.Context, tx pgx.Tx, items []flushItem, bat
 				it.held = x.held()
 				if ups := it.held[n:]; len(ups) > 0 {
 					batches = append(batches, lateBatch{i, ups})
-					cur.add(x, ups)
+					enc.add(x, ups)
 				}
 			}
 			sh.mu.Unlock()
-			if cur.len() >= slotChunk {
-				rows = append(rows, *cur)
-				cur = &slotRows{}
-			}
 		}
-		if cur.len() > 0 {
-			rows = append(rows, *cur)
-		}
-		n, err := writeSlotRows(ctx, tx, rows)
+		n, err := writeSlotRows(ctx, tx, enc.finish())
 		if total += n; err != nil {
 			return total, err
 		}

@@ -76,10 +76,13 @@ func (n *treeNode) child(part string) *treeNode {
 // bytes it is estimated to have taken.
 func (n *treeNode) setChild(part string, c *treeNode) (bytes int64) {
 	if n.many != nil {
-		if _, ok := n.many[part]; !ok {
+		// One map operation, not a lookup and then an assignment: a
+		// node may hold a million children, each added once.
+		before := len(n.many)
+		n.many[part] = c
+		if len(n.many) > before {
 			bytes = idxEntryBytes
 		}
-		n.many[part] = c
 		return bytes
 	}
 	for i := range n.few {

@@ -54,9 +54,12 @@ type Store struct {
 	rawShard *scaleout.Writer
 
 	rules atomic.Pointer[[]rra.Rule]
-	seed  maphash.Seed
-	shard [shards]shard
-	idx   index // every key of the shards' maps, for Find and tag queries
+	// ruleSchemas maps a rule of rules (*rra.Rule) to its *schemaInfo
+	// (schemaOf); SetRules clears it.
+	ruleSchemas sync.Map
+	seed        maphash.Seed
+	shard       [shards]shard
+	idx         index // every key of the shards' maps, for Find and tag queries
 
 	regMu   sync.Mutex             // guards schemas and bundles
 	schemas map[string]*schemaInfo // by identity text
@@ -78,6 +81,9 @@ type Store struct {
 	closed  bool
 
 	flushMu sync.Mutex // one flush at a time
+	// flushCols are each flush worker's slot columns, reused from flush
+	// to flush under flushMu (writeShare).
+	flushCols []slotRows
 	// rawRetry holds the raw points of a write that failed part-way, under
 	// flushMu: some of its batches may have committed. The next flush
 	// writes exactly these rows again under the same load ID, so the
@@ -131,6 +137,7 @@ func Open(ctx context.Context, pool *pgxpool.Pool, cfg Config) (*Store, error) {
 		freed:    make(chan struct{}),
 		openedAt: time.Now(),
 	}
+	s.flushCols = make([]slotRows, cfg.FlushWorkers)
 	rules := append([]rra.Rule(nil), cfg.Rules...)
 	s.rules.Store(&rules)
 	s.mem.max = cfg.MaxMemory
@@ -180,6 +187,9 @@ func (s *Store) SetRules(rules []rra.Rule) error {
 	}
 	r := append([]rra.Rule(nil), rules...)
 	s.rules.Store(&r)
+	// An Add still matching the old rules may store one entry after
+	// this; it is never looked up again, and the next SetRules drops it.
+	s.ruleSchemas.Clear()
 	return nil
 }
 

@@ -2,6 +2,7 @@ package graphite
 
 import (
 	"errors"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
@@ -204,5 +205,54 @@ func TestNewParser(t *testing.T) {
 	}
 	if _, err := NewParser(ingest.Limits{}, now); err == nil {
 		t.Error("NewParser accepted zero limits")
+	}
+}
+
+// TestPlainSecondsIsCarbons: the fast path for fractional timestamps
+// gives what the float path gives (carbon's int(float(ts))), and leaves
+// the rest to it.
+func TestPlainSecondsIsCarbons(t *testing.T) {
+	r := rand.New(rand.NewPCG(27, 2))
+	now := func() time.Time { return time.Unix(1_700_000_000, 0) }
+	check := func(s string) {
+		t.Helper()
+		got, ok := plainSeconds([]byte(s))
+		f, fok := ingest.ParseFloat([]byte(s))
+		if !ok {
+			return
+		}
+		want, err := floatSecondsMicros(f, now)
+		gotUS, gerr := secondsMicros(got, now)
+		if !fok || err != nil || gerr != nil || gotUS != want {
+			t.Fatalf("%q: fast path %d s (%d µs, %v); float path %v → %d µs, %v", s, got, gotUS, gerr, f, want, err)
+		}
+	}
+	for _, s := range []string{"1732689600.123456", "1732689600.999999", "8589934591.999999", "-1.5", "-0.5", "0.0", "+7.", "12.", ".5", "1.2.3", "1e3."} {
+		check(s)
+	}
+	if _, ok := plainSeconds([]byte("1732689600.1234567")); ok {
+		t.Error("7 fraction digits taken by the fast path")
+	}
+	if _, ok := plainSeconds([]byte("8589934592.5")); ok {
+		t.Error("2^33 taken by the fast path")
+	}
+	for range 200_000 {
+		b := []byte{}
+		if r.IntN(5) == 0 {
+			b = append(b, '-')
+		}
+		for range 1 + r.IntN(11) {
+			b = append(b, byte('0'+r.IntN(10)))
+		}
+		b = append(b, '.')
+		nines := r.IntN(3) == 0
+		for range r.IntN(8) {
+			if nines {
+				b = append(b, '9')
+			} else {
+				b = append(b, byte('0'+r.IntN(10)))
+			}
+		}
+		check(string(b))
 	}
 }
