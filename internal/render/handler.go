@@ -210,15 +210,15 @@ func (h *Handler) serveRender(w http.ResponseWriter, r *http.Request) {
 	ctype := "application/json"
 	switch format {
 	case "json":
-		body = renderJSON(data, maxDataPoints, f.Has("noNullPoints"))
+		body = renderJSON(nil, data, maxDataPoints, f.Has("noNullPoints"))
 		if cb := f.Get("jsonp"); cb != "" {
 			body = []byte(cb + "(" + string(body) + ")")
 			ctype = "text/javascript"
 		}
 	case "csv":
-		body, ctype = renderCSV(data, loc), "text/csv"
+		body, ctype = renderCSV(nil, data, loc), "text/csv"
 	case "raw":
-		body, ctype = renderRaw(data), "text/plain"
+		body, ctype = renderRaw(nil, data), "text/plain"
 	case "png", "svg":
 		img, err := renderImage(data, format, f, loc)
 		if err != nil {
