@@ -3,8 +3,13 @@ package render
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"math"
 	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"sync"
 	"testing"
 	"time"
 )
@@ -184,5 +189,60 @@ func TestRenderJSONAllocs(t *testing.T) {
 		if n := testing.AllocsPerRun(5, func() { buf = renderJSON(buf[:0], list, mdp, false) }); n > 0 {
 			t.Errorf("maxDataPoints %d: %v allocations a body of 100 series", mdp, n)
 		}
+	}
+}
+
+// TestRenderContentLength: a render body goes out with its length, in
+// one piece rather than chunked, and a pooled body reused by the next
+// request does not leak into the one before (bodies of different sizes
+// asked in turn from two clients).
+func TestRenderContentLength(t *testing.T) {
+	srv := httptest.NewServer(testHandler(t, benchGlobSource()))
+	defer srv.Close()
+	targets := []string{"bench.glob.*", "bench.glob.s1", "alias(bench.glob.s2, '\"é\"')"}
+	want := map[string]string{}
+	for _, target := range targets {
+		for _, format := range []string{"json", "raw", "csv"} {
+			q := url.Values{"target": {target}, "from": {"-6h"}, "format": {format}, "maxDataPoints": {"500"}}
+			resp, err := http.Get(srv.URL + "/render?" + q.Encode())
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, err := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if err != nil || resp.StatusCode != http.StatusOK {
+				t.Fatalf("%s %s: %d %v %.200s", target, format, resp.StatusCode, err, body)
+			}
+			if resp.ContentLength != int64(len(body)) || len(resp.TransferEncoding) != 0 {
+				t.Errorf("%s %s: Content-Length %d, Transfer-Encoding %v, body of %d bytes", target, format, resp.ContentLength, resp.TransferEncoding, len(body))
+			}
+			want[q.Encode()] = string(body)
+		}
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 2*len(want))
+	for range 2 {
+		wg.Go(func() {
+			for range 3 {
+				for q, body := range want {
+					resp, err := http.Get(srv.URL + "/render?" + q)
+					if err != nil {
+						errs <- err
+						return
+					}
+					got, err := io.ReadAll(resp.Body)
+					resp.Body.Close()
+					if err != nil || string(got) != body {
+						errs <- fmt.Errorf("%s: a different body (%d bytes, want %d): %v", q, len(got), len(body), err)
+						return
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
 	}
 }
