@@ -73,7 +73,10 @@ func randomName(r *rand.Rand) string {
 // may cut or outrun the values, int marks, consolidation functions and
 // xFilesFactor.
 func randomSeriesList(r *rand.Rand) []*series {
-	starts := []int64{0, 1_700_000_000, 9_999_999_000, 999_999_990, 99, -500, 1 << 40}
+	// 1_711_846_800 and 1_729_990_800: the summer-time changes of 2024
+	// in Europe; 1_712_412_000: Lord Howe's half-hour change of 2024.
+	starts := []int64{0, 1_700_000_000, 9_999_999_000, 999_999_990, 99, -500, -86_400 * 400, 1 << 40,
+		1_711_846_800 - 86_400, 1_729_990_800 - 86_400, 1_712_412_000 - 86_400}
 	fns := []string{"", "average", "avg_zero", "sum", "max", "min", "first", "last"}
 	list := make([]*series, r.IntN(5))
 	for i := range list {
@@ -113,9 +116,13 @@ func randomSeriesList(r *rand.Rand) []*series {
 // on random series, with and without maxDataPoints and noNullPoints, in
 // a buffer that already holds bytes.
 func TestRenderEncodersMatchReference(t *testing.T) {
-	paris, err := time.LoadLocation("Europe/Paris")
-	if err != nil {
-		t.Fatal(err)
+	locs := []*time.Location{time.UTC, time.FixedZone("", -3*3600-1800)}
+	for _, name := range []string{"Europe/Paris", "America/New_York", "Australia/Lord_Howe", "Asia/Kathmandu"} {
+		loc, err := time.LoadLocation(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		locs = append(locs, loc)
 	}
 	r := rand.New(rand.NewPCG(27, 5))
 	prefix := []byte("cb(")
@@ -138,7 +145,7 @@ func TestRenderEncodersMatchReference(t *testing.T) {
 		}
 		check("json", renderJSON(bytes.Clone(prefix), list, mdp, noNull), refRenderJSON(list, mdp, noNull))
 		check("raw", renderRaw(bytes.Clone(prefix), list), refRenderRaw(list))
-		loc := []*time.Location{time.UTC, paris}[r.IntN(2)]
+		loc := locs[r.IntN(len(locs))]
 		check("csv", renderCSV(bytes.Clone(prefix), list, loc), refRenderCSV(list, loc))
 	}
 }

@@ -294,12 +294,13 @@ func (c *decimalCounter) append(b []byte, v int64) []byte {
 //
 //	a.b,2023-11-14 22:13:20,1.0
 func renderCSV(b []byte, list []*series, loc *time.Location) []byte {
+	clock := csvClock{loc: loc}
 	for _, s := range list {
 		name := csvField(s.name)
 		for i, v := range s.values {
 			b = append(b, name...)
 			b = append(b, ',')
-			b = time.Unix(s.start+int64(i)*s.step, 0).In(loc).AppendFormat(b, "2006-01-02 15:04:05")
+			b = clock.append(b, s.start+int64(i)*s.step)
 			b = append(b, ',')
 			if !isNull(v) {
 				b = appendValue(b, v, s.intAt(i))
@@ -308,6 +309,58 @@ func renderCSV(b []byte, list []*series, loc *time.Location) []byte {
 		}
 	}
 	return b
+}
+
+// csvClock spells Unix times as time.Format's "2006-01-02 15:04:05" in
+// loc, a row at a time: it keeps the zone's offset while it holds
+// (ZoneBounds) and the date while the local day lasts, and appends the
+// time of day from two-digit pairs, where formatting each time cost
+// three quarters of a CSV body.
+type csvClock struct {
+	loc                *time.Location
+	zoneFrom, zoneTill int64 // [zoneFrom, zoneTill) has offset; empty at first
+	offset             int64
+	day                int64  // local days since 1970-01-01 that date spells
+	date               []byte // "2006-01-02 " of day; nil at first
+}
+
+func (c *csvClock) append(b []byte, ts int64) []byte {
+	if ts < c.zoneFrom || ts >= c.zoneTill {
+		t := time.Unix(ts, 0).In(c.loc)
+		_, off := t.Zone()
+		from, till := t.ZoneBounds()
+		c.offset, c.zoneFrom, c.zoneTill = int64(off), math.MinInt64, math.MaxInt64
+		if !from.IsZero() {
+			c.zoneFrom = from.Unix()
+		}
+		if !till.IsZero() {
+			c.zoneTill = till.Unix()
+		}
+		if ts < c.zoneFrom || ts >= c.zoneTill { // not expected: spell it whole
+			c.zoneFrom, c.zoneTill = 0, 0
+			return t.AppendFormat(b, "2006-01-02 15:04:05")
+		}
+	}
+	local := ts + c.offset
+	day, sec := local/86400, local%86400
+	if sec < 0 {
+		day, sec = day-1, sec+86400
+	}
+	if c.date == nil || day != c.day {
+		c.day = day
+		c.date = time.Unix(day*86400, 0).UTC().AppendFormat(c.date[:0], "2006-01-02 ")
+	}
+	b = append(b, c.date...)
+	b = append2(b, sec/3600)
+	b = append(b, ':')
+	b = append2(b, sec/60%60)
+	b = append(b, ':')
+	return append2(b, sec%60)
+}
+
+// append2 appends 0 <= n < 100 as two digits.
+func append2(b []byte, n int64) []byte {
+	return append(b, byte('0'+n/10), byte('0'+n%10))
 }
 
 // csvField quotes a field as Python's csv module does by default: only
