@@ -77,7 +77,7 @@ func randomSeriesList(r *rand.Rand) []*series {
 	// in Europe; 1_712_412_000: Lord Howe's half-hour change of 2024.
 	starts := []int64{0, 1_700_000_000, 9_999_999_000, 999_999_990, 99, -500, -86_400 * 400, 1 << 40,
 		1_711_846_800 - 86_400, 1_729_990_800 - 86_400, 1_712_412_000 - 86_400}
-	fns := []string{"", "average", "avg_zero", "sum", "max", "min", "first", "last"}
+	fns := []string{"", "average", "avg", "avg_zero", "sum", "max", "min", "first", "last"}
 	list := make([]*series, r.IntN(5))
 	for i := range list {
 		n := r.IntN(300)

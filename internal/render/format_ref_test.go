@@ -66,7 +66,7 @@ func refConsolidateForMaxDataPoints(s *series, maxDataPoints int, timeRange int6
 	vals, start, step := s.values, s.start, s.step
 	if maxDataPoints == 1 {
 		k := max(len(vals), 1)
-		return refConsolidatedIntPoints(refDatapoints(consolidateBy(s.values, k, s.consolidation, s.xff), start, s.end, step*int64(k)), s, 0, k)
+		return refConsolidatedIntPoints(refDatapoints(refConsolidateBy(s.values, k, s.consolidation, s.xff), start, s.end, step*int64(k)), s, 0, k)
 	}
 	n := float64(timeRange) / float64(step)
 	if float64(maxDataPoints) >= n {
@@ -81,7 +81,7 @@ func refConsolidateForMaxDataPoints(s *series, maxDataPoints int, timeRange int6
 		off = min(lose, len(vals))
 		vals = vals[off:]
 	}
-	pts := refDatapoints(consolidateBy(vals, int(k), s.consolidation, s.xff), start, s.end, secondsPerPoint)
+	pts := refDatapoints(refConsolidateBy(vals, int(k), s.consolidation, s.xff), start, s.end, secondsPerPoint)
 	return refConsolidatedIntPoints(pts, s, off, int(k))
 }
 
@@ -343,4 +343,23 @@ func refAppendPyJSONFloat(b []byte, f float64) []byte {
 		return append(b, "-1e9999"...)
 	}
 	return refAppendPyRepr(b, f)
+}
+
+// refConsolidateBy merges every k adjacent values as consolidateBy did
+// before averages were summed in one pass.
+func refConsolidateBy(vs []float64, k int, fn string, xff float64) []float64 {
+	if k <= 1 {
+		return vs
+	}
+	out := make([]float64, 0, (len(vs)+k-1)/k)
+	for i := 0; i < len(vs); i += k {
+		g := vs[i:min(i+k, len(vs))]
+		n := countNonNull(g)
+		if n == 0 || float64(n)/float64(k) < xff {
+			out = append(out, nan)
+			continue
+		}
+		out = append(out, consolidationFuncs[fn](g))
+	}
+	return out
 }

@@ -320,8 +320,26 @@ func consolidateInto(dst, vs []float64, k int, fn string, xff float64) []float64
 	if k <= 1 {
 		return append(dst, vs...)
 	}
-	f := consolidationFuncs[fn]
 	dst = slices.Grow(dst, (len(vs)+k-1)/k)
+	if fn == "" || fn == "average" || fn == "avg" {
+		// the common case in one pass: aggAverage's sum and count
+		for i := 0; i < len(vs); i += k {
+			sum, n := 0.0, 0
+			for _, v := range vs[i:min(i+k, len(vs))] {
+				if !isNull(v) {
+					sum += v
+					n++
+				}
+			}
+			if n == 0 || float64(n)/float64(k) < xff {
+				dst = append(dst, nan)
+				continue
+			}
+			dst = append(dst, sum/float64(n))
+		}
+		return dst
+	}
+	f := consolidationFuncs[fn]
 	for i := 0; i < len(vs); i += k {
 		g := vs[i:min(i+k, len(vs))]
 		n := countNonNull(g)
