@@ -37,7 +37,7 @@ func appendValue(b []byte, v float64, isInt bool) []byte {
 		}
 		return strconv.AppendFloat(b, v, 'f', -1, 64)
 	}
-	return append(b, pyRepr(v)...)
+	return appendPyRepr(b, v)
 }
 
 // datapoints pairs values with timestamps start, start+step, ... up to
