@@ -294,7 +294,7 @@ func compareRef(t *testing.T, target string, s *series, w refSeries) {
 			}
 		}
 	}
-	got := datapoints(s.values, s.start, s.end, s.step)
+	got := datapoints(nil, s.values, s.start, s.end, s.step)
 	n := 0
 	if w.End >= w.Start && w.Step > 0 {
 		n = int((w.End-w.Start)/w.Step) + 1

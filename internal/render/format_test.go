@@ -161,6 +161,6 @@ func BenchmarkRenderJSON(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		_ = renderJSON(list, 0, false)
+		_ = renderJSON(nil, list, 0, false)
 	}
 }

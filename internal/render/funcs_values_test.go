@@ -289,7 +289,7 @@ func checkValues(t *testing.T, target string, wants []want) {
 		if wt.vals == nil && !strings.HasPrefix(target, "delay") {
 			continue
 		}
-		pts := datapoints(s.values, s.start, s.end, s.step)
+		pts := datapoints(nil, s.values, s.start, s.end, s.step)
 		ok := len(pts) == len(wt.vals)
 		for j := 0; ok && j < len(pts); j++ {
 			ok = sameValue(pts[j].v, wt.vals[j])

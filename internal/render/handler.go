@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -206,19 +207,25 @@ func (h *Handler) serveRender(w http.ResponseWriter, r *http.Request) {
 		}
 		data = append(data, list...)
 	}
-	var body []byte
+	bp := bodyPool.Get().(*[]byte)
+	defer putBody(bp)
+	body := (*bp)[:0]
 	ctype := "application/json"
 	switch format {
 	case "json":
-		body = renderJSON(data, maxDataPoints, f.Has("noNullPoints"))
-		if cb := f.Get("jsonp"); cb != "" {
-			body = []byte(cb + "(" + string(body) + ")")
+		cb := f.Get("jsonp")
+		if cb != "" {
+			body = append(append(body, cb...), '(')
 			ctype = "text/javascript"
 		}
+		body = renderJSON(body, data, maxDataPoints, f.Has("noNullPoints"))
+		if cb != "" {
+			body = append(body, ')')
+		}
 	case "csv":
-		body, ctype = renderCSV(data, loc), "text/csv"
+		body, ctype = renderCSV(body, data, loc), "text/csv"
 	case "raw":
-		body, ctype = renderRaw(data), "text/plain"
+		body, ctype = renderRaw(body, data), "text/plain"
 	case "png", "svg":
 		img, err := renderImage(data, format, f, loc)
 		if err != nil {
@@ -230,9 +237,27 @@ func (h *Handler) serveRender(w http.ResponseWriter, r *http.Request) {
 			ctype = "image/svg+xml"
 		}
 	}
+	*bp = body[:0]
 	w.Header().Set("Content-Type", ctype)
 	w.Header().Set("Cache-Control", "no-cache")
+	// a known length: the body goes out in one piece, not in chunks
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
 	w.Write(body)
+}
+
+// bodyPool holds render bodies for reuse: a glob's JSON is megabytes,
+// which allocated (and zeroed) anew per request cost as much as
+// spelling it.
+var bodyPool = sync.Pool{New: func() any { return new([]byte) }}
+
+// maxPooledBody bounds the bodies kept for reuse, so that one huge
+// answer does not stay pinned.
+const maxPooledBody = 16 << 20
+
+func putBody(bp *[]byte) {
+	if cap(*bp) <= maxPooledBody {
+		bodyPool.Put(bp)
+	}
 }
 
 // writeJSON answers like graphite-web's json_response_for: ASCII-escaped

@@ -106,7 +106,7 @@ func renderImage(list []*series, format string, q url.Values, loc *time.Location
 func runs(s *series) []plotter.XYs {
 	var out []plotter.XYs
 	var cur plotter.XYs
-	for _, pt := range datapoints(s.values, s.start, s.end, s.step) {
+	for _, pt := range datapoints(nil, s.values, s.start, s.end, s.step) {
 		if isNull(pt.v) || math.IsInf(pt.v, 0) {
 			if len(cur) > 0 {
 				out = append(out, cur)

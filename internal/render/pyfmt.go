@@ -2,6 +2,7 @@ package render
 
 import (
 	"math"
+	"math/bits"
 	"strconv"
 	"unicode/utf8"
 )
@@ -27,6 +28,9 @@ func appendPyRepr(b []byte, f float64) []byte {
 		return append(b, "inf"...)
 	case math.IsInf(f, -1):
 		return append(b, "-inf"...)
+	}
+	if b, ok := appendShortDyadic(b, f); ok {
+		return b
 	}
 	if a := math.Abs(f); a == 0 || a >= 1e-4 && a < 1e16 {
 		// Fast path: the shortest decimal has an exponent in [-4, 16),
@@ -61,6 +65,77 @@ func appendPyRepr(b []byte, f float64) []byte {
 	}
 	return appendPoint(strconv.AppendFloat(b, f, 'f', -1, 64), len(b))
 }
+
+// appendShortDyadic appends f's repr when f is an integer or a fraction
+// m/2^p with p <= 10 (halves, quarters, ..., the values of counters,
+// gauges and their averages over 2, 4 or 8 points) whose exact decimal
+// has at most 15 significant digits: that decimal is the shortest that
+// reads back as f, since two decimals of up to 15 digits never round to
+// the same float64 (DBL_DIG), so it is Python's repr. Its size, from
+// 2^-10 to below 1e15, is in Python's range without exponent. It spells
+// the decimal from integers, without strconv's shortest search; ok is
+// false for any other f.
+func appendShortDyadic(b []byte, f float64) (_ []byte, ok bool) {
+	u := math.Float64bits(f)
+	exp := int(u >> 52 & 0x7ff)
+	if exp == 0 || exp == 0x7ff {
+		if f == 0 {
+			if u>>63 != 0 {
+				return append(b, "-0.0"...), true
+			}
+			return append(b, "0.0"...), true
+		}
+		return b, false // subnormal, infinite or NaN
+	}
+	if f >= 1e15 || f <= -1e15 {
+		return b, false
+	}
+	mant := u&(1<<52-1) | 1<<52
+	tz := bits.TrailingZeros64(mant)
+	mant >>= tz
+	e2 := exp - 1075 + tz // f = ±mant × 2^e2, mant odd
+	if u>>63 != 0 {
+		b = append(b, '-')
+	}
+	if e2 >= 0 { // an integer below 1e15
+		b = strconv.AppendUint(b, mant<<e2, 10)
+		return append(b, ".0"...), true
+	}
+	p := -e2
+	if p > 10 || mant >= pow5Limit[p] {
+		if u>>63 != 0 {
+			b = b[:len(b)-1]
+		}
+		return b, false
+	}
+	// f = mant×5^p / 10^p exactly; mant×5^p is odd, so its last digit is
+	// not 0 and the decimal needs all p places.
+	var buf [20]byte
+	digits := strconv.AppendUint(buf[:0], mant*pow5[p], 10)
+	if n := len(digits); n > p {
+		b = append(b, digits[:n-p]...)
+		b = append(b, '.')
+		return append(b, digits[n-p:]...), true
+	}
+	b = append(b, "0."...)
+	for range p - len(digits) {
+		b = append(b, '0')
+	}
+	return append(b, digits...), true
+}
+
+// pow5[p] is 5^p; pow5Limit[p] the least m with m×5^p >= 1e15 (more
+// than 15 digits).
+var pow5, pow5Limit = func() (p, l [11]uint64) {
+	p[0] = 1
+	for i := 1; i < len(p); i++ {
+		p[i] = p[i-1] * 5
+	}
+	for i := range l {
+		l[i] = (1e15 + p[i] - 1) / p[i]
+	}
+	return p, l
+}()
 
 // appendPoint appends ".0" to b when b[from:] has no decimal point.
 func appendPoint(b []byte, from int) []byte {

@@ -2,6 +2,7 @@ package render
 
 import (
 	"math"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -310,17 +311,45 @@ func consolidateBy(vs []float64, k int, fn string, xff float64) []float64 {
 	if k <= 1 {
 		return vs
 	}
-	out := make([]float64, 0, (len(vs)+k-1)/k)
+	return consolidateInto(make([]float64, 0, (len(vs)+k-1)/k), vs, k, fn, xff)
+}
+
+// consolidateInto appends consolidateBy(vs, k, fn, xff) to dst (a copy
+// of vs when k <= 1).
+func consolidateInto(dst, vs []float64, k int, fn string, xff float64) []float64 {
+	if k <= 1 {
+		return append(dst, vs...)
+	}
+	dst = slices.Grow(dst, (len(vs)+k-1)/k)
+	if fn == "" || fn == "average" || fn == "avg" {
+		// the common case in one pass: aggAverage's sum and count
+		for i := 0; i < len(vs); i += k {
+			sum, n := 0.0, 0
+			for _, v := range vs[i:min(i+k, len(vs))] {
+				if !isNull(v) {
+					sum += v
+					n++
+				}
+			}
+			if n == 0 || float64(n)/float64(k) < xff {
+				dst = append(dst, nan)
+				continue
+			}
+			dst = append(dst, sum/float64(n))
+		}
+		return dst
+	}
+	f := consolidationFuncs[fn]
 	for i := 0; i < len(vs); i += k {
 		g := vs[i:min(i+k, len(vs))]
 		n := countNonNull(g)
 		if n == 0 || float64(n)/float64(k) < xff {
-			out = append(out, nan)
+			dst = append(dst, nan)
 			continue
 		}
-		out = append(out, consolidationFuncs[fn](g))
+		dst = append(dst, f(g))
 	}
-	return out
+	return dst
 }
 
 // consolidationFuncs are consolidateBy's functions over a group with at
