@@ -39,9 +39,11 @@ var (
 		pgtype.ByteaArrayOID, pgtype.ByteaArrayOID}}
 	stmtWriteStates = flushStmt{"pgts_flush_write_states", sqlWriteStates, []uint32{
 		pgtype.Int8ArrayOID, pgtype.Int4ArrayOID, pgtype.ByteaArrayOID}}
-	stmtInsertSeries = flushStmt{"pgts_register_series", sqlInsertSeries, []uint32{
+	stmtInsertSeries    = flushStmt{"pgts_register_series", sqlInsertSeries, insertSeriesOIDs}
+	stmtInsertSeriesNew = flushStmt{"pgts_register_new_series", sqlInsertSeriesNew, insertSeriesOIDs}
+	insertSeriesOIDs    = []uint32{
 		pgtype.Int8ArrayOID, pgtype.TextArrayOID, pgtype.TextArrayOID, pgtype.Int4ArrayOID,
-		pgtype.TextArrayOID, pgtype.Int4ArrayOID, pgtype.Int4ArrayOID, pgtype.TextArrayOID, pgtype.TextArrayOID}}
+		pgtype.TextArrayOID, pgtype.Int4ArrayOID, pgtype.Int4ArrayOID, pgtype.TextArrayOID, pgtype.TextArrayOID}
 )
 
 // binaryFormats are the format codes of up to 9 binary parameters (or

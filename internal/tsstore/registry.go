@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/pgts/pgts/internal/catalog"
@@ -469,27 +470,39 @@ func (s *Store) readBundles(ctx context.Context) error {
 func (s *Store) registerSeries(ctx context.Context, conn *pgx.Conn, batch []*series, first int64) error {
 	n := len(batch)
 	params := encodeSeries(batch, first)
-	sd, err := conn.Prepare(ctx, stmtInsertSeries.name, stmtInsertSeries.sql)
-	if err != nil {
-		return fmt.Errorf("registering %d series: %w", n, err)
-	}
-	if err := stmtInsertSeries.check(sd, params); err != nil {
-		return fmt.Errorf("registering %d series: %w", n, err)
-	}
 	got := make([]bool, n)
 	inserted := 0
-	rr := conn.PgConn().ExecPrepared(ctx, sd.Name, params, binaryFormats[:len(params)], binaryFormats[:1])
-	for rr.NextRow() {
-		v := rr.Values()[0]
-		if len(v) != 8 {
-			continue // Close reports what went wrong
+	insert := func(st flushStmt) error {
+		sd, err := conn.Prepare(ctx, st.name, st.sql)
+		if err != nil {
+			return err
 		}
-		if i := int64(binary.BigEndian.Uint64(v)) - first; i >= 0 && i < int64(n) && !got[i] {
-			got[i] = true
-			inserted++
+		if err := st.check(sd, params); err != nil {
+			return err
 		}
+		rr := conn.PgConn().ExecPrepared(ctx, sd.Name, params, binaryFormats[:len(params)], binaryFormats[:1])
+		for rr.NextRow() {
+			v := rr.Values()[0]
+			if len(v) != 8 {
+				continue // Close reports what went wrong
+			}
+			if i := int64(binary.BigEndian.Uint64(v)) - first; i >= 0 && i < int64(n) && !got[i] {
+				got[i] = true
+				inserted++
+			}
+		}
+		_, err = rr.Close()
+		return err
 	}
-	if _, err := rr.Close(); err != nil {
+	err := insert(stmtInsertSeries)
+	if pe := (*pgconn.PgError)(nil); errors.As(err, &pe) && pe.Code == "23505" { // unique_violation
+		// Some are registered already (by another daemon): the
+		// statement inserted none; insert the others.
+		clear(got)
+		inserted = 0
+		err = insert(stmtInsertSeriesNew)
+	}
+	if err != nil {
 		return fmt.Errorf("registering %d series: %w", n, err)
 	}
 	ids := make([]int64, n)

@@ -126,3 +126,53 @@ func TestRegisterConcurrentStores(t *testing.T) {
 		}
 	}
 }
+
+// TestRegisterKnownElsewhere: a store registers a batch of which some
+// series another store registered since it opened: those keep their ids,
+// the others are registered, and neither is registered twice.
+func TestRegisterKnownElsewhere(t *testing.T) {
+	ctx := context.Background()
+	c := &clock{now: time.Unix(base+100, 0)}
+	cfg := testConfig(t, c)
+	pool := newPool(t)
+	s1 := open(t, pool, cfg)
+	s2 := open(t, pool, cfg)
+	batch := func(lo, hi int) []ingest.Point {
+		var pts []ingest.Point
+		for i := lo; i < hi; i++ {
+			pts = append(pts, pt(fmt.Sprintf("a.known.s%03d", i), 0, 1))
+		}
+		return pts
+	}
+	mustAdd(t, s1, batch(0, 100)...)
+	if err := s1.register(ctx); err != nil {
+		t.Fatal(err)
+	}
+	mustAdd(t, s2, batch(50, 150)...)
+	if err := s2.register(ctx); err != nil {
+		t.Fatal(err)
+	}
+	idOf := func(s *Store, key string) int64 {
+		sh := s.shardOf(key)
+		sh.mu.Lock()
+		defer sh.mu.Unlock()
+		return sh.m[key].id
+	}
+	var n int
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM pgts.metric`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n != 150 {
+		t.Fatalf("%d series registered, want 150", n)
+	}
+	for i := 50; i < 150; i++ {
+		key := fmt.Sprintf("a.known.s%03d", i)
+		var id int64
+		if err := pool.QueryRow(ctx, `SELECT id FROM pgts.metric WHERE key = $1`, key).Scan(&id); err != nil {
+			t.Fatal(err)
+		}
+		if got := idOf(s2, key); got != id || (i < 100 && idOf(s1, key) != id) {
+			t.Fatalf("series %q: registered as %d, known as %d", key, id, got)
+		}
+	}
+}

@@ -34,13 +34,29 @@ SELECT * FROM unnest($1::text[], $2::int4[], $3::int4[])
 ON CONFLICT DO NOTHING`
 
 // sqlInsertSeries registers a batch of series in one statement, with the
-// ids given, and returns the ids of those that were new. Per series: $1
+// ids given, and returns their ids; it fails, inserting none, when one
+// is registered already (a unique violation), and the batch is inserted
+// again by sqlInsertSeriesNew. At a cold start none is: ON CONFLICT would
+// cost the server a speculative insertion a row, a fifth of the
+// statement. Per series: $1
 // id, $2 key, $3 tags as JSON (NULL: none), $4 its schema's ordinal in
 // the schema arrays (0: none, raw points only); per schema: $5 rule, $6
 // step_s, $7 heartbeat_s, $8 rras and $9 bundles, space-separated, parsed
 // once per schema. The name is the key up to its first ';'
 // (keyName). encodeSeries encodes the parameters.
 const sqlInsertSeries = `WITH sc AS (
+	SELECT o::int4 AS o, r, st, hb, string_to_array(a, ' ') AS a, string_to_array(b, ' ')::int4[] AS b
+	FROM unnest($5::text[], $6::int4[], $7::int4[], $8::text[], $9::text[]) WITH ORDINALITY AS x(r, st, hb, a, b, o)
+)
+INSERT INTO pgts.metric (id, key, name, tags, rule, step_s, heartbeat_s, rras, bundles)
+SELECT x.id, x.k, split_part(x.k, ';', 1), coalesce(x.t::jsonb, '{}'), sc.r, sc.st, sc.hb, sc.a, sc.b
+FROM unnest($1::int8[], $2::text[], $3::text[], $4::int4[]) AS x(id, k, t, s)
+LEFT JOIN sc ON sc.o = x.s
+RETURNING id`
+
+// sqlInsertSeriesNew is sqlInsertSeries inserting only the series not
+// registered yet, returning the ids of those.
+const sqlInsertSeriesNew = `WITH sc AS (
 	SELECT o::int4 AS o, r, st, hb, string_to_array(a, ' ') AS a, string_to_array(b, ' ')::int4[] AS b
 	FROM unnest($5::text[], $6::int4[], $7::int4[], $8::text[], $9::text[]) WITH ORDINALITY AS x(r, st, hb, a, b, o)
 )
