@@ -318,6 +318,10 @@ var migrations = []string{
 	// rows packed into bytea, 8 bytes a position, and pgts.rra_points
 	// over them. Self-contained, like 9.
 	rraPackedMigration,
+	// 14 (package tsstore, rrafill.go): pgts.rra_data's pages keep room
+	// for the next version of their row (fillfactor 50), so that the
+	// flush's updates are HOT. Self-contained, like 9.
+	rraFillMigration,
 }
 
 const rollupPartialMigration = `ALTER TABLE pgts.rollup ADD COLUMN IF NOT EXISTS partial_us bigint;

@@ -63,15 +63,16 @@ func TestFloat8FromBitsExact(t *testing.T) {
 	}
 }
 
-// TestRRAPackedMigrationIdempotent: the packing migration applies again
-// over itself and leaves the archive columns packed and PLAIN.
+// TestRRAPackedMigrationIdempotent: the packing migration and the next
+// (fillfactor) apply again over themselves and leave the archive columns
+// packed and PLAIN, the table's pages half filled.
 func TestRRAPackedMigrationIdempotent(t *testing.T) {
 	ctx := context.Background()
 	pool := pgtest.Pool(t)
 	if err := Migrate(ctx, pool); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := pool.Exec(ctx, `DELETE FROM pgts.schema_version WHERE version = $1`, Version()); err != nil {
+	if _, err := pool.Exec(ctx, `DELETE FROM pgts.schema_version WHERE version >= $1`, rraPackedVersion); err != nil {
 		t.Fatal(err)
 	}
 	if err := Migrate(ctx, pool); err != nil {
@@ -85,4 +86,14 @@ func TestRRAPackedMigrationIdempotent(t *testing.T) {
 	if want := "times bytea p, vals bytea p"; types != want {
 		t.Fatalf("pgts.rra_data columns %q, want %q", types, want)
 	}
+	var opts []string
+	if err := pool.QueryRow(ctx, `SELECT reloptions FROM pg_class WHERE oid = 'pgts.rra_data'::regclass`).Scan(&opts); err != nil {
+		t.Fatal(err)
+	}
+	if len(opts) != 1 || opts[0] != "fillfactor=50" {
+		t.Fatalf("pgts.rra_data options %q, want fillfactor=50", opts)
+	}
 }
+
+// rraPackedVersion is the number of the packing migration.
+const rraPackedVersion = 13

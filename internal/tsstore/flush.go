@@ -1,10 +1,12 @@
 package tsstore
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -293,12 +295,41 @@ type slotEncoder struct {
 	done []encodedSlots
 }
 
-// add appends the slots of series x's updates ups.
+// add appends the slots of series x's updates ups. A statement ends
+// once it holds slotChunk updates, at the next segment: the rows of a
+// segment are each written by one statement (see shareOrder).
 func (e *slotEncoder) add(x *series, ups []rra.Update) {
-	e.cur.add(x, ups)
-	if e.cur.len() >= slotChunk {
+	if n := e.cur.len(); n >= slotChunk && e.cur.seg[n-1] != x.seg() {
 		e.finish()
 	}
+	e.cur.add(x, ups)
+}
+
+// shareOrder returns the indices of worker w's items in the order of
+// their series' ids, so that the updates of a segment's rows are
+// gathered together and each row is written once per flush: a packed
+// row's page holds it and room for one more version (catalog migration
+// 14), so that a first update in a transaction is HOT (in place, no new
+// index entry) but a second one finds no room and moves the row, and
+// in the shards' hash order every statement of a large flush updated
+// most of the rows.
+func shareOrder(items []flushItem, w int) []int32 {
+	type keyed struct {
+		id int64
+		i  int32
+	}
+	var ks []keyed
+	for i := range items {
+		if items[i].worker == w {
+			ks = append(ks, keyed{items[i].x.id, int32(i)})
+		}
+	}
+	slices.SortFunc(ks, func(a, b keyed) int { return cmp.Compare(a.id, b.id) })
+	order := make([]int32, len(ks))
+	for j, k := range ks {
+		order[j] = k.i
+	}
+	return order
 }
 
 // finish encodes the updates gathered since the last statement, if any,
@@ -357,20 +388,18 @@ func (s *Store) writeShare(ctx context.Context, items []flushItem, w int) (int64
 	var states []stateRows
 	st := &stateRows{}
 	stBytes := 0
-	for i := range items {
+	for _, i := range shareOrder(items, w) {
 		// Other workers change their items' held updates: read only ours.
 		it := &items[i]
-		if it.worker != w {
-			continue
-		}
 		x := it.x
 		seg, pos := x.seg(), x.pos()
 		if it.state != nil {
-			st.seg, st.pos, st.state = append(st.seg, seg), append(st.pos, pos), append(st.state, it.state)
-			if stBytes += len(it.state) + 16; stBytes >= stateChunk {
+			if stBytes >= stateChunk && seg != st.seg[len(st.seg)-1] {
 				states = append(states, *st)
 				st, stBytes = &stateRows{}, 0
 			}
+			st.seg, st.pos, st.state = append(st.seg, seg), append(st.pos, pos), append(st.state, it.state)
+			stBytes += len(it.state) + 16
 		}
 		if len(it.held) == 0 {
 			continue

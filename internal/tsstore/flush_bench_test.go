@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/pgts/pgts/internal/bench"
 	"github.com/pgts/pgts/internal/ingest"
 	"github.com/pgts/pgts/internal/rra"
@@ -98,6 +100,7 @@ func benchFlush(b *testing.B, heartbeat string) {
 	for range 12 {
 		interval()
 	}
+	rra0 := rraDataStats(b, pool)
 	st0, slots0 := s.Stats(), s.Stats().Slots
 	self0, srv0 := bench.SelfTimes(), bench.ServerTimes(postmaster)
 	b.ReportAllocs()
@@ -108,6 +111,13 @@ func benchFlush(b *testing.B, heartbeat string) {
 	b.StopTimer()
 	self, srv := bench.SelfTimes().Sub(self0), bench.ServerTimes(postmaster).Sub(srv0)
 	st := s.Stats()
+	rra1 := rraDataStats(b, pool)
+	if upd := rra1.upd - rra0.upd; upd > 0 {
+		b.ReportMetric(float64(rra1.hot-rra0.hot)/float64(upd)*100, "hot-%-of-row-updates")
+	}
+	b.ReportMetric(float64(rra1.bytes-rra0.bytes)/float64(b.N), "rra_data-growth-B/flush")
+	b.Logf("pgts.rra_data: %d live rows, %d bytes (%d more than before the timed flushes); over those %d updates, %d of them HOT",
+		rra1.live, rra1.bytes, rra1.bytes-rra0.bytes, rra1.upd-rra0.upd, rra1.hot-rra0.hot)
 	points := float64(st.Added - st0.Added)
 	b.ReportMetric(self.CPUSeconds/points*1e6, "self-µs/point")
 	b.ReportMetric(srv.CPUSeconds/points*1e6, "server-µs/point")
@@ -131,4 +141,31 @@ func benchFlush(b *testing.B, heartbeat string) {
 	b.ReportMetric(float64(s.Stats().Bytes+s.Stats().SeriesBytes)/float64(live), "accounted/live-heap")
 	b.Logf("accounted %d bytes, live heap %d bytes", s.Stats().Bytes+s.Stats().SeriesBytes, live)
 	b.Log(fmt.Sprintf("%.0f points, %d slots, self %.2f s, server %.2f s", points, st.Slots-slots0, self.CPUSeconds, srv.CPUSeconds))
+}
+
+// rraTableStats are pgts.rra_data's counters and size.
+type rraTableStats struct{ upd, hot, live, bytes int64 }
+
+// rraDataStats reads pgts.rra_data's update counters and size. A backend
+// reports its counters to the statistics when idle, at most once a
+// second, and when it exits: the pool's connections are closed first
+// (their backends gone), and the store opens new ones as it needs them.
+func rraDataStats(b *testing.B, pool *pgxpool.Pool) rraTableStats {
+	ctx := context.Background()
+	pool.Reset()
+	var r rraTableStats
+	for {
+		var others int
+		if err := pool.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`).Scan(&others); err != nil {
+			b.Fatal(err)
+		}
+		if others == 0 {
+			break
+		}
+		runtime.Gosched()
+	}
+	if err := pool.QueryRow(ctx, `SELECT n_tup_upd, n_tup_hot_upd, n_live_tup, pg_table_size(relid) FROM pg_stat_user_tables WHERE relid = 'pgts.rra_data'::regclass`).Scan(&r.upd, &r.hot, &r.live, &r.bytes); err != nil {
+		b.Fatal(err)
+	}
+	return r
 }

@@ -7,8 +7,12 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
+	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
@@ -35,10 +39,16 @@ var (
 		pgtype.ByteaArrayOID, pgtype.ByteaArrayOID}}
 	stmtWriteStates = flushStmt{"pgts_flush_write_states", sqlWriteStates, []uint32{
 		pgtype.Int8ArrayOID, pgtype.Int4ArrayOID, pgtype.ByteaArrayOID}}
+	stmtInsertSeries    = flushStmt{"pgts_register_series", sqlInsertSeries, insertSeriesOIDs}
+	stmtInsertSeriesNew = flushStmt{"pgts_register_new_series", sqlInsertSeriesNew, insertSeriesOIDs}
+	insertSeriesOIDs    = []uint32{
+		pgtype.Int8ArrayOID, pgtype.TextArrayOID, pgtype.TextArrayOID, pgtype.Int4ArrayOID,
+		pgtype.TextArrayOID, pgtype.Int4ArrayOID, pgtype.Int4ArrayOID, pgtype.TextArrayOID, pgtype.TextArrayOID}
 )
 
-// binaryFormats are the format codes of up to 8 binary parameters.
-var binaryFormats = []int16{1, 1, 1, 1, 1, 1, 1, 1}
+// binaryFormats are the format codes of up to 9 binary parameters (or
+// results).
+var binaryFormats = []int16{1, 1, 1, 1, 1, 1, 1, 1, 1}
 
 // execEncoded runs st in tx with params, each the binary form of its
 // parameter, and returns the rows it affected. The statement is prepared
@@ -49,19 +59,28 @@ func execEncoded(ctx context.Context, tx pgx.Tx, st flushStmt, params [][]byte) 
 	if err != nil {
 		return 0, err
 	}
-	if len(sd.ParamOIDs) != len(st.oids) || len(params) != len(st.oids) {
-		return 0, fmt.Errorf("statement %q takes %d parameters, given %d", st.name, len(sd.ParamOIDs), len(params))
-	}
-	for i, oid := range sd.ParamOIDs {
-		if oid != st.oids[i] {
-			return 0, fmt.Errorf("statement %q: parameter %d is of type %d, encoded as %d", st.name, i+1, oid, st.oids[i])
-		}
+	if err := st.check(sd, params); err != nil {
+		return 0, err
 	}
 	tag, err := conn.PgConn().ExecPrepared(ctx, sd.Name, params, binaryFormats[:len(params)], nil).Close()
 	if err != nil {
 		return 0, err
 	}
 	return tag.RowsAffected(), nil
+}
+
+// check tells whether params fit the prepared statement sd: as many, each
+// encoded as the type the statement takes.
+func (st flushStmt) check(sd *pgconn.StatementDescription, params [][]byte) error {
+	if len(sd.ParamOIDs) != len(st.oids) || len(params) != len(st.oids) {
+		return fmt.Errorf("statement %q takes %d parameters, given %d", st.name, len(sd.ParamOIDs), len(params))
+	}
+	for i, oid := range sd.ParamOIDs {
+		if oid != st.oids[i] {
+			return fmt.Errorf("statement %q: parameter %d is of type %d, encoded as %d", st.name, i+1, oid, st.oids[i])
+		}
+	}
+	return nil
 }
 
 // arrayHeaderLen is the length of the binary form of a one-dimensional
@@ -292,4 +311,93 @@ func (r *stateRows) encode() [][]byte {
 	add(appendInt4Array(buf, r.pos))
 	add(appendByteaArray(buf, r.state))
 	return params
+}
+
+// encodeSeries returns the parameters of sqlInsertSeries for a batch of
+// series, the ith to get id first+i, in one allocation: per series its
+// id, key, tags as JSON (NULL without tags: the server parses no JSON)
+// and the ordinal of its schema (0: raw points only); per schema of the
+// batch its rule, step, heartbeat, archives and bundles (the last two
+// space-separated), which the server parses once per schema.
+func encodeSeries(batch []*series, first int64) [][]byte {
+	n := len(batch)
+	var schemas []*schemaInfo
+	ord := make([]int32, n)
+	tags := make([]string, n)
+	size := int8ArrayLen(n) + int4ArrayLen(n) + 2*(arrayHeaderLen+4*n)
+	for i, x := range batch {
+		size += len(x.key)
+		if t := x.tags(); len(t) > 0 {
+			tags[i] = tagsJSON(t)
+			size += len(tags[i])
+		}
+		if x.sch == nil {
+			continue
+		}
+		j := slices.Index(schemas, x.sch)
+		if j < 0 {
+			j = len(schemas)
+			schemas = append(schemas, x.sch)
+		}
+		ord[i] = int32(j + 1)
+	}
+	m := len(schemas)
+	rules, rras, bundles := make([]string, m), make([]string, m), make([]string, m)
+	steps, hbs := make([]int32, m), make([]int32, m)
+	for j, si := range schemas {
+		rules[j], rras[j] = si.rule, strings.Join(si.rras, " ")
+		steps[j], hbs[j] = int32(si.schema.Step()/time.Second), int32(si.schema.Heartbeat()/time.Second)
+		bs := make([]string, len(si.bundles))
+		for k, b := range si.bundles {
+			bs[k] = strconv.Itoa(int(b))
+		}
+		bundles[j] = strings.Join(bs, " ")
+		size += len(rules[j]) + len(rras[j]) + len(bundles[j])
+	}
+	size += 2*int4ArrayLen(m) + 3*(arrayHeaderLen+4*m)
+	buf := make([]byte, 0, size)
+	params := make([][]byte, 0, 9)
+	add := func(b []byte) {
+		params = append(params, b[len(buf):len(b):len(b)])
+		buf = b
+	}
+	b := appendArrayHeader(buf, pgtype.Int8OID, n, false)
+	for i := range batch {
+		b = binary.BigEndian.AppendUint32(b, 8)
+		b = binary.BigEndian.AppendUint64(b, uint64(first+int64(i)))
+	}
+	add(b)
+	b = appendArrayHeader(buf, pgtype.TextOID, n, false)
+	for _, x := range batch {
+		b = binary.BigEndian.AppendUint32(b, uint32(len(x.key)))
+		b = append(b, x.key...)
+	}
+	add(b)
+	add(appendTextArray(buf, tags, true))
+	add(appendInt4Array(buf, ord))
+	add(appendTextArray(buf, rules, false))
+	add(appendInt4Array(buf, steps))
+	add(appendInt4Array(buf, hbs))
+	add(appendTextArray(buf, rras, false))
+	add(appendTextArray(buf, bundles, false))
+	return params
+}
+
+// appendTextArray appends the binary form of text[] holding vs, NULL
+// where an element is empty if emptyNull is set.
+func appendTextArray(buf []byte, vs []string, emptyNull bool) []byte {
+	hasNull := false
+	for _, v := range vs {
+		hasNull = hasNull || emptyNull && v == ""
+	}
+	buf = appendArrayHeader(buf, pgtype.TextOID, len(vs), hasNull)
+	for _, v := range vs {
+		if emptyNull && v == "" {
+			buf = binary.BigEndian.AppendUint32(buf, math.MaxUint32)
+			continue
+		}
+		buf = binary.BigEndian.AppendUint32(buf, uint32(len(v)))
+		buf = append(buf, v...)
+	}
+	return buf
 }

@@ -8,12 +8,15 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"golang.org/x/sync/errgroup"
 
+	"github.com/pgts/pgts/internal/catalog"
 	"github.com/pgts/pgts/internal/ingest"
 	"github.com/pgts/pgts/internal/rra"
 )
@@ -224,12 +227,15 @@ func tagsJSON(tags []ingest.Tag) string {
 // statement.
 const registerBatch = 5_000
 
-// register gives the fresh series their ids, in batches: their archives'
-// bundles first, then the series themselves with one INSERT per batch.
-// The ids follow the order of the keys (the shards hold them in hash
-// order): siblings registered together, which a render request reads
-// together, get consecutive ids and so share segments (one statement and
-// whole rows per segment, see readArchives).
+// register gives the fresh series their ids: their archives' bundles
+// first, then the series themselves, in batches of one INSERT each, run
+// on FlushWorkers connections at once. The ids follow the order of the
+// keys (the shards hold them in hash order): siblings registered
+// together, which a render request reads together, get consecutive ids
+// and so share segments (one statement and whole rows per segment, see
+// readArchives). For batches running at once to keep that, the ids are
+// reserved first, a range for all the fresh series (reserveIDs), and
+// each batch inserts its series with ids of its part of the range.
 func (s *Store) register(ctx context.Context) error {
 	var fresh []*series
 	for i := range s.shard {
@@ -244,21 +250,82 @@ func (s *Store) register(ctx context.Context) error {
 	}
 	sortFresh(fresh)
 	err := s.registerBundles(ctx, fresh)
-	for len(fresh) > 0 && err == nil {
-		n := min(len(fresh), registerBatch)
-		err = s.registerSeries(ctx, fresh[:n])
-		fresh = fresh[n:]
+	var first int64
+	if err == nil {
+		first, err = s.reserveIDs(ctx, len(fresh))
 	}
-	if len(fresh) > 0 {
-		// Give the rest back for the next flush.
-		for _, x := range fresh {
-			sh := s.shardOf(x.key)
-			sh.mu.Lock()
-			sh.fresh = append(sh.fresh, x)
-			sh.mu.Unlock()
+	if err != nil {
+		s.giveBack(fresh)
+		return err
+	}
+	nb := (len(fresh) + registerBatch - 1) / registerBatch
+	errs := make([]error, nb)
+	var next atomic.Int64
+	var g errgroup.Group
+	for range min(s.cfg.FlushWorkers, nb) {
+		g.Go(func() error {
+			conn, err := s.pool.Acquire(ctx)
+			if err != nil {
+				err = fmt.Errorf("registering series: %w", err)
+			}
+			for {
+				b := int(next.Add(1) - 1)
+				if b >= nb {
+					break
+				}
+				if err != nil {
+					errs[b] = err
+					continue
+				}
+				lo := b * registerBatch
+				hi := min(lo+registerBatch, len(fresh))
+				errs[b] = s.registerSeries(ctx, conn.Conn(), fresh[lo:hi], first+int64(lo))
+			}
+			if conn != nil {
+				conn.Release()
+			}
+			return nil
+		})
+	}
+	_ = g.Wait() // errors are per batch
+	for b, e := range errs {
+		if e != nil {
+			// Give the batch back for the next flush.
+			s.giveBack(fresh[b*registerBatch : min((b+1)*registerBatch, len(fresh))])
 		}
 	}
-	return err
+	return errors.Join(errs...)
+}
+
+// giveBack returns series to their shards' fresh lists, to be registered
+// by the next flush.
+func (s *Store) giveBack(fresh []*series) {
+	for _, x := range fresh {
+		sh := s.shardOf(x.key)
+		sh.mu.Lock()
+		sh.fresh = append(sh.fresh, x)
+		sh.mu.Unlock()
+	}
+}
+
+// reserveIDs takes n consecutive ids from pgts.metric's sequence and
+// returns the first. Every pgts process reserves under one advisory lock
+// (reading the sequence and moving it on are two steps); an id drawn
+// meanwhile by an INSERT that takes the column's default (an older pgts,
+// a user) would make a batch using it fail on the primary key, and the
+// batch is registered again at the next flush, past it.
+func (s *Store) reserveIDs(ctx context.Context, n int) (int64, error) {
+	var first int64
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1, hashtext('pgts.metric.id'))`, catalog.LockKey); err != nil {
+			return err
+		}
+		return tx.QueryRow(ctx, sqlReserveSeriesIDs, n).Scan(&first)
+	})
+	if err != nil {
+		return 0, fmt.Errorf("reserving ids for %d series: %w", n, err)
+	}
+	return first, nil
 }
 
 // sortFresh sorts series by key, 24 bytes of the keys at a time (an MSD
@@ -398,60 +465,82 @@ func (s *Store) readBundles(ctx context.Context) error {
 	return nil
 }
 
-// registerSeries inserts one batch of series and sets their ids.
-func (s *Store) registerSeries(ctx context.Context, batch []*series) error {
+// registerSeries inserts one batch of series on conn, the ith with id
+// first+i unless it is registered already, and sets their ids.
+func (s *Store) registerSeries(ctx context.Context, conn *pgx.Conn, batch []*series, first int64) error {
 	n := len(batch)
-	keys, names, tags := make([]string, n), make([]string, n), make([]string, n)
-	rules, rras, bundles := make([]*string, n), make([]*string, n), make([]*string, n)
-	steps, hbs := make([]*int32, n), make([]*int32, n)
-	for i, x := range batch {
-		keys[i], names[i], tags[i] = x.key, keyName(x.key), tagsJSON(x.tags())
-		if si := x.sch; si != nil {
-			rule, rr := si.rule, strings.Join(si.rras, " ")
-			st, hb := int32(si.schema.Step()/time.Second), int32(si.schema.Heartbeat()/time.Second)
-			bs := make([]string, len(si.bundles))
-			for j, b := range si.bundles {
-				bs[j] = strconv.Itoa(int(b))
-			}
-			bj := strings.Join(bs, " ")
-			rules[i], rras[i], steps[i], hbs[i], bundles[i] = &rule, &rr, &st, &hb, &bj
+	params := encodeSeries(batch, first)
+	got := make([]bool, n)
+	inserted := 0
+	insert := func(st flushStmt) error {
+		sd, err := conn.Prepare(ctx, st.name, st.sql)
+		if err != nil {
+			return err
 		}
+		if err := st.check(sd, params); err != nil {
+			return err
+		}
+		rr := conn.PgConn().ExecPrepared(ctx, sd.Name, params, binaryFormats[:len(params)], binaryFormats[:1])
+		for rr.NextRow() {
+			v := rr.Values()[0]
+			if len(v) != 8 {
+				continue // Close reports what went wrong
+			}
+			if i := int64(binary.BigEndian.Uint64(v)) - first; i >= 0 && i < int64(n) && !got[i] {
+				got[i] = true
+				inserted++
+			}
+		}
+		_, err = rr.Close()
+		return err
 	}
-	ids := make(map[string]int64, n)
-	rows, err := s.pool.Query(ctx, sqlInsertSeries, keys, names, tags, rules, steps, hbs, rras, bundles)
+	err := insert(stmtInsertSeries)
+	if pe := (*pgconn.PgError)(nil); errors.As(err, &pe) && pe.Code == "23505" { // unique_violation
+		// Some are registered already (by another daemon): the
+		// statement inserted none; insert the others.
+		clear(got)
+		inserted = 0
+		err = insert(stmtInsertSeriesNew)
+	}
 	if err != nil {
 		return fmt.Errorf("registering %d series: %w", n, err)
 	}
-	var id int64
-	var key string
-	if _, err := pgx.ForEachRow(rows, []any{&id, &key}, func() error { ids[key] = id; return nil }); err != nil {
-		return fmt.Errorf("registering %d series: %w", n, err)
+	ids := make([]int64, n)
+	for i := range ids {
+		if got[i] {
+			ids[i] = first + int64(i)
+		}
 	}
-	if len(ids) < n {
+	if inserted < n {
 		// Registered meanwhile by another process: read their ids.
 		var known []string
-		for _, k := range keys {
-			if _, ok := ids[k]; !ok {
-				known = append(known, k)
+		at := map[string]int{}
+		for i, x := range batch {
+			if !got[i] {
+				known = append(known, x.key)
+				at[x.key] = i
 			}
 		}
-		rows, err := s.pool.Query(ctx, `SELECT id, key FROM pgts.metric WHERE key = ANY($1)`, known)
+		rows, err := conn.Query(ctx, `SELECT id, key FROM pgts.metric WHERE key = ANY($1)`, known)
 		if err != nil {
 			return fmt.Errorf("reading the ids of %d series: %w", len(known), err)
 		}
-		if _, err := pgx.ForEachRow(rows, []any{&id, &key}, func() error { ids[key] = id; return nil }); err != nil {
+		var id int64
+		var key string
+		if _, err := pgx.ForEachRow(rows, []any{&id, &key}, func() error { ids[at[key]] = id; return nil }); err != nil {
 			return fmt.Errorf("reading the ids of %d series: %w", len(known), err)
 		}
 	}
-	for _, x := range batch {
-		id, ok := ids[x.key]
-		if !ok {
+	for i, x := range batch {
+		if ids[i] == 0 {
 			return fmt.Errorf("series %q has no id after registering it", x.key)
 		}
+	}
+	for i, x := range batch {
 		sh := s.shardOf(x.key)
 		sh.mu.Lock()
 		before := x.baseBytes()
-		x.id = id
+		x.id = ids[i]
 		x.setTags(nil)
 		s.mem.series.Add(x.baseBytes() - before)
 		// The buffer's struct may have gone with the tags.

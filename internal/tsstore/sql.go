@@ -33,17 +33,44 @@ const sqlInsertBundles = `INSERT INTO pgts.rra_bundle (cf, step_s, size)
 SELECT * FROM unnest($1::text[], $2::int4[], $3::int4[])
 ON CONFLICT DO NOTHING`
 
-// sqlInsertSeries registers a batch of series in one statement and returns
-// the ids of those that were new, assigned in the order of the arrays
-// (register sorts them by key). rras and bundles are space-separated
-// lists, NULL for raw-only series.
-const sqlInsertSeries = `INSERT INTO pgts.metric (key, name, tags, rule, step_s, heartbeat_s, rras, bundles)
-SELECT k, n, t::jsonb, r, st, hb, string_to_array(a, ' '), string_to_array(b, ' ')::int4[]
-FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::int4[], $6::int4[], $7::text[], $8::text[])
-	WITH ORDINALITY AS x(k, n, t, r, st, hb, a, b, o)
-ORDER BY o
+// sqlInsertSeries registers a batch of series in one statement, with the
+// ids given, and returns their ids; it fails, inserting none, when one
+// is registered already (a unique violation), and the batch is inserted
+// again by sqlInsertSeriesNew. At a cold start none is: ON CONFLICT would
+// cost the server a speculative insertion a row, a fifth of the
+// statement. Per series: $1
+// id, $2 key, $3 tags as JSON (NULL: none), $4 its schema's ordinal in
+// the schema arrays (0: none, raw points only); per schema: $5 rule, $6
+// step_s, $7 heartbeat_s, $8 rras and $9 bundles, space-separated, parsed
+// once per schema. The name is the key up to its first ';'
+// (keyName). encodeSeries encodes the parameters.
+const sqlInsertSeries = `WITH sc AS (
+	SELECT o::int4 AS o, r, st, hb, string_to_array(a, ' ') AS a, string_to_array(b, ' ')::int4[] AS b
+	FROM unnest($5::text[], $6::int4[], $7::int4[], $8::text[], $9::text[]) WITH ORDINALITY AS x(r, st, hb, a, b, o)
+)
+INSERT INTO pgts.metric (id, key, name, tags, rule, step_s, heartbeat_s, rras, bundles)
+SELECT x.id, x.k, split_part(x.k, ';', 1), coalesce(x.t::jsonb, '{}'), sc.r, sc.st, sc.hb, sc.a, sc.b
+FROM unnest($1::int8[], $2::text[], $3::text[], $4::int4[]) AS x(id, k, t, s)
+LEFT JOIN sc ON sc.o = x.s
+RETURNING id`
+
+// sqlInsertSeriesNew is sqlInsertSeries inserting only the series not
+// registered yet, returning the ids of those.
+const sqlInsertSeriesNew = `WITH sc AS (
+	SELECT o::int4 AS o, r, st, hb, string_to_array(a, ' ') AS a, string_to_array(b, ' ')::int4[] AS b
+	FROM unnest($5::text[], $6::int4[], $7::int4[], $8::text[], $9::text[]) WITH ORDINALITY AS x(r, st, hb, a, b, o)
+)
+INSERT INTO pgts.metric (id, key, name, tags, rule, step_s, heartbeat_s, rras, bundles)
+SELECT x.id, x.k, split_part(x.k, ';', 1), coalesce(x.t::jsonb, '{}'), sc.r, sc.st, sc.hb, sc.a, sc.b
+FROM unnest($1::int8[], $2::text[], $3::text[], $4::int4[]) AS x(id, k, t, s)
+LEFT JOIN sc ON sc.o = x.s
 ON CONFLICT (key) DO NOTHING
-RETURNING id, key`
+RETURNING id`
+
+// sqlReserveSeriesIDs moves pgts.metric's id sequence on by $1 and
+// returns the first of the $1 ids passed over (see reserveIDs).
+const sqlReserveSeriesIDs = `SELECT setval(s, nextval(s) + $1 - 1) - $1 + 1
+FROM CAST(pg_get_serial_sequence('pgts.metric', 'id') AS regclass) AS s`
 
 // sqlWriteSlots writes closed slots into packed archive rows (see
 // packedRows): one element per (bundle, segment, slot) row, each at most
