@@ -33,7 +33,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math"
 	"slices"
 	"strings"
 	"time"
@@ -351,45 +350,24 @@ func dollarQuote(body string) string {
 }
 
 // triggerFunction is the trigger function recording what a statement
-// wrote (its new rows, and its old ones): when all of them have times at
-// or after P (the row time the bucket at the watermark is materialized
-// up to, or the watermark: rows not materialized), one range record of
-// their times and keys' values, as a pgts load batch records them; else
-// the (bucket, key) pairs of the rows, once each. Rows written into the
-// bucket holding now after the refresh are then ones the real-time view
-// reads anyway (the source's rows since P), not pairs that make it
-// re-aggregate the bucket for their keys; rows of later buckets are
-// materialized by the next refresh either way. P read as the statement
-// sees it is exact whatever the refresh does meanwhile: a record of times
-// before the P the view reads is re-aggregated as any range record. A
-// rollup that does not read range records (records_ranges, catalog
-// migration 10) gets pairs only.
+// wrote (its new rows, and its old ones): the distinct (bucket, key)
+// pairs, once per statement, in one INSERT. Recording a statement whose
+// rows are all past the refresh's time as one range record instead (so
+// that the real-time view reads them as rows since the refresh, not as
+// pairs re-aggregating their keys' current bucket) cost 16 sessions of
+// 1-row INSERTs a quarter of their rate (3,700 against 4,900
+// statements/s: the range records' identity sequence and the rightmost
+// page of their index, shared by every session), for a view over
+// psql's rows since the refresh 2.0× rather than about 5× the
+// materialized-only view: the writers' rate comes first.
 func (r *Rollup) triggerFunction() string {
-	t := "r." + pg.QuoteIdent(r.TimeColumn)
-	vals := "NULL::jsonb"
-	if len(r.GroupBy) > 0 {
-		cols := make([]string, len(r.GroupBy))
-		for i, g := range r.GroupBy {
-			cols[i] = "jsonb_agg(DISTINCT r." + pg.QuoteIdent(g) + "::text)"
-		}
-		vals = "jsonb_build_array(" + strings.Join(cols, ", ") + ")"
-	}
-	// One statement in the common case (new rows past P): the range
-	// record, made only when the statement's rows are all at or after P
-	// (a statement with no rows makes none); else the pairs.
-	p := fmt.Sprintf("SELECT CASE WHEN x.records_ranges THEN greatest(x.watermark, coalesce(x.partial_us, x.watermark)) ELSE %d END FROM pgts.rollup x WHERE x.id = %d",
-		int64(math.MaxInt64), r.ID)
-	rows := func(tab string) string {
-		return fmt.Sprintf(`INSERT INTO pgts.rollup_invalidation_range (rollup_id, lo_us, hi_us, vals)
-	SELECT %[1]d, s.lo, s.hi + 1, s.vals FROM (SELECT min(%[5]s) lo, max(%[5]s) hi, %[6]s vals FROM %[4]s r) s WHERE s.lo >= (%[7]s);
-IF NOT FOUND THEN
-	INSERT INTO pgts.rollup_invalidation (rollup_id, bucket_us, key) SELECT DISTINCT %[1]d, %[2]s, %[3]s FROM %[4]s r;
-END IF;
-`, r.ID, r.ts.us(r.ts.bucket(t)), r.key("r"), tab, r.ts.us(t), vals, p)
+	pairs := func(tab string) string {
+		return fmt.Sprintf("INSERT INTO pgts.rollup_invalidation (rollup_id, bucket_us, key) SELECT DISTINCT %d, %s, %s FROM %s r;\n",
+			r.ID, r.ts.us(r.ts.bucket("r."+pg.QuoteIdent(r.TimeColumn))), r.key("r"), tab)
 	}
 	body := "\nBEGIN\n" +
-		"IF TG_OP <> 'DELETE' THEN\n" + rows("pgts_new") + "END IF;\n" +
-		"IF TG_OP <> 'INSERT' THEN\n" + rows("pgts_old") + "END IF;\n" +
+		"IF TG_OP <> 'DELETE' THEN\n" + pairs("pgts_new") + "END IF;\n" +
+		"IF TG_OP <> 'INSERT' THEN\n" + pairs("pgts_old") + "END IF;\n" +
 		"RETURN NULL;\nEND\n"
 	return fmt.Sprintf("CREATE OR REPLACE FUNCTION %s() RETURNS trigger LANGUAGE plpgsql AS %s", r.functionName(), dollarQuote(body))
 }
