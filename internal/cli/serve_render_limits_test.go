@@ -4,8 +4,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -16,24 +14,7 @@ import (
 // API — a request past render.max-points answers 400 naming the limit.
 func TestServeRenderLimits(t *testing.T) {
 	db := pgtest.DB(t)
-	cfgFile := filepath.Join(t.TempDir(), "pgts.toml")
-	err := os.WriteFile(cfgFile, []byte(`
-[graphite]
-tcp = "127.0.0.1:0"
-udp = ""
-[pickle]
-tcp = ""
-[statsd]
-udp = ""
-tcp = ""
-[http]
-addr = "127.0.0.1:0"
-[render]
-max-points = 100
-`), 0o644)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfgFile := loopbackConfig(t, "[render]\nmax-points = 100\n")
 	ad, logs, cancel, done := startServe(t, db, serveFlags{config: cfgFile})
 	defer func() {
 		cancel()
