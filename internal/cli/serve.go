@@ -82,7 +82,7 @@ See docs/serve.md for the configuration file.`,
 	fl.StringVar(&f.config, "config", "", "configuration file (TOML; default: built-in defaults)")
 	fl.BoolVar(&f.check, "check-config", false, "validate the configuration and exit")
 	fl.BoolVar(&f.blaster, "blaster", false, "enable GET /blaster/set?rate=R&n=N: the daemon sends itself Graphite load (tests and benchmarks)")
-	fl.BoolVar(&f.pprof, "pprof", false, "serve Go's profiles (/debug/pprof/) on the HTTP listener, for `go tool pprof`")
+	fl.BoolVar(&f.pprof, "pprof", false, "serve Go's profiles (/debug/pprof/) on the HTTP listener, for go tool pprof (see docs/serve.md)")
 	for _, af := range serveAddrFlags {
 		f.addrs[af.name] = fl.String(af.name, "", af.usage+" (overrides the file; \"\" disables)")
 	}
