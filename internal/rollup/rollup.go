@@ -355,7 +355,7 @@ func dollarQuote(body string) string {
 // rows are all past the refresh's time as one range record instead (so
 // that the real-time view reads them as rows since the refresh, not as
 // pairs re-aggregating their keys' current bucket) cost 16 sessions of
-// 1-row INSERTs a quarter of their rate (3,700 against 4,900
+// 1-row INSERTs a quarter of their rate (3,700 against 4,400-4,900
 // statements/s: the range records' identity sequence and the rightmost
 // page of their index, shared by every session), for a view over
 // psql's rows since the refresh 2.0× rather than about 5× the
