@@ -414,7 +414,9 @@ func (s *Store) writeShare(ctx context.Context, items []flushItem, w int) (int64
 		return 0, nil
 	}
 	var total int64
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	// READ COMMITTED whatever the database's default: runWrite relies on
+	// each statement taking a new snapshot.
+	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.ReadCommitted}, func(tx pgx.Tx) error {
 		n, err := writeSlotRows(ctx, tx, rows)
 		if total = n; err != nil {
 			return err
@@ -430,7 +432,7 @@ func (s *Store) writeShare(ctx context.Context, items []flushItem, w int) (int64
 			return err
 		}
 		for _, st := range states {
-			if _, err := execEncoded(ctx, tx, stmtWriteStates, st.encode()); err != nil {
+			if err := runWrite(ctx, tx, stmtWriteStates, st.encode()); err != nil {
 				return fmt.Errorf("writing the state of %d series: %w", len(st.seg), err)
 			}
 		}
@@ -463,7 +465,7 @@ func (r *slotRows) add(x *series, ups []rra.Update) {
 func writeSlotRows(ctx context.Context, tx pgx.Tx, rows []encodedSlots) (int64, error) {
 	var total int64
 	for _, r := range rows {
-		if _, err := execEncoded(ctx, tx, stmtWriteSlots, r.params); err != nil {
+		if err := runWrite(ctx, tx, stmtWriteSlots, r.params); err != nil {
 			return total, fmt.Errorf("writing %d archive slots: %w", r.n, err)
 		}
 		total += int64(r.n)

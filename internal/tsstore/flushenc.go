@@ -69,6 +69,62 @@ func execEncoded(ctx context.Context, tx pgx.Tx, st flushStmt, params [][]byte) 
 	return tag.RowsAffected(), nil
 }
 
+// runWrite runs st, a write statement that returns the number of rows it
+// neither updated nor inserted (sqlWriteSlots, sqlWriteStates), again
+// until it leaves none. A row is left so when another writer, a second
+// daemon whose series share the segment, inserted it after the
+// statement's snapshot was taken: the insert waited for that writer and
+// skipped the row, and the next run, under a new snapshot (the flush's
+// transactions are READ COMMITTED), updates it. Writing a position again
+// writes the same bytes, so a row the first run wrote is unchanged.
+func runWrite(ctx context.Context, tx pgx.Tx, st flushStmt, params [][]byte) error {
+	const runs = 3
+	for run := 1; ; run++ {
+		missed, err := queryEncodedCount(ctx, tx, st, params)
+		if err != nil {
+			return err
+		}
+		if missed == 0 {
+			return nil
+		}
+		if run == runs {
+			return fmt.Errorf("%d rows were neither updated nor inserted, %d runs in a row", missed, runs)
+		}
+	}
+}
+
+// queryEncodedCount runs st in tx with params, as execEncoded does, and
+// returns the bigint of its one row.
+func queryEncodedCount(ctx context.Context, tx pgx.Tx, st flushStmt, params [][]byte) (int64, error) {
+	conn := tx.Conn()
+	sd, err := conn.Prepare(ctx, st.name, st.sql)
+	if err != nil {
+		return 0, err
+	}
+	if err := st.check(sd, params); err != nil {
+		return 0, err
+	}
+	rr := conn.PgConn().ExecPrepared(ctx, sd.Name, params, binaryFormats[:len(params)], binaryFormats[:1])
+	var n int64
+	rows := 0
+	for rr.NextRow() {
+		v := rr.Values()[0]
+		if len(v) != 8 {
+			rr.Close()
+			return 0, fmt.Errorf("statement %q returned %d bytes for a bigint", st.name, len(v))
+		}
+		n = int64(binary.BigEndian.Uint64(v))
+		rows++
+	}
+	if _, err := rr.Close(); err != nil {
+		return 0, err
+	}
+	if rows != 1 {
+		return 0, fmt.Errorf("statement %q returned %d rows, want 1", st.name, rows)
+	}
+	return n, nil
+}
+
 // check tells whether params fit the prepared statement sd: as many, each
 // encoded as the type the statement takes.
 func (st flushStmt) check(sd *pgconn.StatementDescription, params [][]byte) error {

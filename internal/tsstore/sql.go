@@ -78,7 +78,10 @@ FROM CAST(pg_get_serial_sequence('pgts.metric', 'id') AS regclass) AS s`
 // each; rows missing are inserted, empty but for the runs. The flush
 // resolves beforehand which of several updates of one position a row
 // keeps (a later slot time wins, and of two values for one slot time the
-// later in the arguments).
+// later in the arguments). It returns the number of rows it neither
+// updated nor inserted: rows another writer (a second daemon on the
+// database, whose series share a segment) inserted after this statement's
+// snapshot was taken; running it again writes them (see runWrite).
 // $1 bundle, $2 seg, $3 slot, $4 runs, $5 values, $6 times.
 const sqlWriteSlots = `WITH u AS (
 	SELECT * FROM unnest($1::int4[], $2::int8[], $3::int4[], $4::bytea[], $5::bytea[], $6::bytea[]) AS x(b, g, sl, r, v, t)
@@ -86,14 +89,20 @@ const sqlWriteSlots = `WITH u AS (
 	UPDATE pgts.rra_data d SET vals = pgts.rra_put(d.vals, u.r, u.v), times = pgts.rra_put(d.times, u.r, u.t)
 	FROM u WHERE d.bundle_id = u.b AND d.seg = u.g AND d.slot = u.sl
 	RETURNING d.bundle_id, d.seg, d.slot
+), ins AS (
+	INSERT INTO pgts.rra_data (bundle_id, seg, slot, vals, times)
+	SELECT u.b, u.g, u.sl,
+		pgts.rra_put(decode(repeat('` + packedNullHex + `', ` + segmentWidthSQL + `), 'hex'), u.r, u.v),
+		pgts.rra_put(decode(repeat('` + packedNoTimeHex + `', ` + segmentWidthSQL + `), 'hex'), u.r, u.t)
+	FROM u WHERE NOT EXISTS (SELECT FROM upd WHERE upd.bundle_id = u.b AND upd.seg = u.g AND upd.slot = u.sl)
+	ON CONFLICT (bundle_id, seg, slot) DO NOTHING
+	RETURNING 1
 )
-INSERT INTO pgts.rra_data (bundle_id, seg, slot, vals, times)
-SELECT u.b, u.g, u.sl,
-	pgts.rra_put(decode(repeat('` + packedNullHex + `', ` + segmentWidthSQL + `), 'hex'), u.r, u.v),
-	pgts.rra_put(decode(repeat('` + packedNoTimeHex + `', ` + segmentWidthSQL + `), 'hex'), u.r, u.t)
-FROM u WHERE NOT EXISTS (SELECT FROM upd WHERE upd.bundle_id = u.b AND upd.seg = u.g AND upd.slot = u.sl)`
+SELECT (SELECT count(*) FROM u) - (SELECT count(*) FROM upd) - (SELECT count(*) FROM ins)`
 
 // sqlWriteStates saves consolidation states: $1 seg, $2 pos, $3 state.
+// Like sqlWriteSlots, it returns the number of segments' rows it neither
+// updated nor inserted (another writer inserted them meanwhile).
 const sqlWriteStates = `WITH u AS (
 	SELECT g, array_agg(p ORDER BY p) AS i, array_agg(st ORDER BY p) AS st
 	FROM unnest($1::int8[], $2::int4[], $3::bytea[]) AS x(g, p, st)
@@ -102,10 +111,14 @@ const sqlWriteStates = `WITH u AS (
 	UPDATE pgts.ds_state d SET states = pgts.array_put(d.states, u.i, u.st), updated_at = now()
 	FROM u WHERE d.seg = u.g
 	RETURNING d.seg
+), ins AS (
+	INSERT INTO pgts.ds_state (seg, states)
+	SELECT u.g, pgts.array_put(array_fill(NULL::bytea, ARRAY[` + segmentWidthSQL + `]), u.i, u.st)
+	FROM u WHERE u.g NOT IN (SELECT seg FROM upd)
+	ON CONFLICT (seg) DO NOTHING
+	RETURNING 1
 )
-INSERT INTO pgts.ds_state (seg, states)
-SELECT u.g, pgts.array_put(array_fill(NULL::bytea, ARRAY[` + segmentWidthSQL + `]), u.i, u.st)
-FROM u WHERE u.g NOT IN (SELECT seg FROM upd)`
+SELECT (SELECT count(*) FROM u) - (SELECT count(*) FROM upd) - (SELECT count(*) FROM ins)`
 
 // sqlRecompute reads, for each recompute request, the values of the finer
 // archive's n slots from t0 (seconds) every st seconds, packed (8 bytes
