@@ -40,7 +40,9 @@
 # gapfill_cov calibration" leaves out the two full-table GROUP BYs. Prints
 # a Markdown table; its buffers column is the shared buffers (hit + read)
 # of one EXPLAIN (ANALYZE, BUFFERS) of the query after the rounds, a
-# measure the host's load does not change.
+# measure the host's load does not change; after it, whether the
+# time_bucket and date_bin queries have the same plan, expression for
+# expression (EXPLAIN (VERBOSE)), which the load does not change either.
 #
 #   BIN=bin/pgts BATCHES=1000 ROUNDS=7 scripts/bench-sql.sh
 set -euo pipefail
@@ -150,6 +152,10 @@ if [ -n "${MED[time_bucket]:-}" ] && [ -n "${MED[date_bin]:-}" ]; then
 	ratio=$(paste <(echo "${RUNS[time_bucket]}" | tr ' ' '\n' | grep -v '^$') <(echo "${RUNS[date_bin]}" | tr ' ' '\n' | grep -v '^$') |
 		awk '{ printf "%.4f ", $1 / $2 }' | median | awk '{ printf "%.3f", $1 }')
 	echo "| time_bucket GROUP BY (1 hour, device) | ${MED[time_bucket]} | ${RUNS[time_bucket]}| ${SMED[time_bucket]} | ${SRUNS[time_bucket]:-}| ${BUF[time_bucket]} | ≤ 1.05 × date_bin: $ratio × | $(met "$ratio" 1.05) |"
+	# Whether the two plans are the same, expression for expression: a
+	# measure the host's load does not change (the timed ratio does).
+	plan() { psql_q -c "EXPLAIN (VERBOSE, COSTS OFF) ${SQL[$1]}"; }
+	if [ "$(plan time_bucket)" = "$(plan date_bin)" ]; then SAMEPLAN="identical plans (pgts.time_bucket inlined to date_bin)"; else SAMEPLAN="different plans"; fi
 fi
 row date_bin "date_bin GROUP BY (1 hour, device)" reference
 row latest_fn "latest row of 1,000 devices: pgts.latest (recommended)" "≤ 50 ms" 50
@@ -158,3 +164,7 @@ row gapfill_cov "gap-filled hourly series, 1 device, 30 days: covering index (re
 row gapfill "gap-filled hourly series, 1 device, 30 days: (device, time) index only (old setup)" "≤ 20 ms" 20
 row last "pgts.last per device, last hour" "(no goal)"
 row calibration "calibration: count(*) of generate_series(1, 1000000)" "(yardstick)"
+if [ -n "${SAMEPLAN:-}" ]; then
+	echo
+	echo "EXPLAIN (VERBOSE) of the time_bucket and date_bin queries: $SAMEPLAN."
+fi
