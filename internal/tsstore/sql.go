@@ -134,9 +134,11 @@ GROUP BY r.o`
 // server a protocol message and the client a row each: 1,440 rows for one
 // series over a day of one-minute slots (BenchmarkScatteredRead); the
 // whole rows expanded by position (unnest) and aggregated by position
-// (GROUP BY) took the server 4–5 ms for that series, where this takes
-// 0.7–1.1 ms, about the scan's own cost (BenchmarkFetchOne,
-// TestFetchOnePositionNarrowRows).
+// (GROUP BY) cost the server 1.4–2 times as much as this for that series
+// (BenchmarkFetchOne, three interleaved pairs on the shared machine:
+// 5.3–5.9 against 3.0–4.0 ms of server CPU; TestFetchOnePositionNarrowRows).
+// What is left is the 1,440 heap pages: each slot row of a segment is a
+// page of its own.
 const sqlReadPositions = `SELECT p.p, (SELECT string_agg(s.x, ''::bytea) FROM (
 	SELECT substring(d.times FROM p.p * 8 - 7 FOR 8) || substring(d.vals FROM p.p * 8 - 7 FOR 8) AS x FROM pgts.rra_data d
 	WHERE d.bundle_id = $1 AND d.seg = $2 AND d.slot BETWEEN $4 AND $5
