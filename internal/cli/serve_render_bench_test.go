@@ -30,7 +30,9 @@ import (
 // parity suite's archives (10s:6h,1m:7d,1h:1y, xff 0.5) holding one point
 // a minute over the last 24 h: sumSeries over 1,000 series (24 h of
 // one-minute slots), a glob over 100 series (6 h of ten-second slots) and
-// one series (24 h), as Grafana asks (format=json, maxDataPoints=1000).
+// one series (24 h), as Grafana asks (format=json, maxDataPoints=1000),
+// and seriesByTag selecting 10 of 10,000 tagged series (24 h), each alone
+// in its segment (fillTagged).
 // The sub-benchmarks fetch and sql* split the sum: FetchWindow of the
 // 1,000 series; the slot rows of their segments read one statement after
 // another, drained and not decoded (sql: times and values as the store
@@ -91,6 +93,7 @@ func BenchmarkRenderStore(b *testing.B) {
 	t0 := time.Now()
 	fill("bench.sum", 1000)
 	fill("bench.glob", 100)
+	fillTagged(b, ctx, store, now, 10000)
 	if _, err := pool.Exec(ctx, "VACUUM ANALYZE pgts.rra_data"); err != nil {
 		b.Fatal(err)
 	}
@@ -121,6 +124,7 @@ func BenchmarkRenderStore(b *testing.B) {
 		{"glob100_7d", "bench.glob.*", "-7d"},
 		{"avg100_7d", "averageSeries(bench.glob.*)", "-7d"},
 		{"sum1000_7d", "sumSeries(bench.sum.*)", "-7d"},
+		{"tag10_24h", "seriesByTag('name=bench.tag','host=~h1[0-9]$')", "-24h"},
 	}
 	for _, c := range mix {
 		b.Run(c.name, func(b *testing.B) {
@@ -207,6 +211,33 @@ func BenchmarkRenderStore(b *testing.B) {
 		plan.WriteString(line + "\n")
 	}
 	b.Logf("one segment's slots, %d segments:\n%s", len(segs), plan.String())
+}
+
+// fillTagged registers n tagged series as make bench-render does,
+// bench.tag;dc=dc<i%4>;host=h<i>, in one flush: the ten that
+// seriesByTag('name=bench.tag','host=~h1[0-9]$') selects (h10 to h19)
+// hold a point a minute over the 24 h before now, the others one point,
+// so that, their ids in the order of their keys, each of the ten lies
+// alone in its segment.
+func fillTagged(b *testing.B, ctx context.Context, store *tsstore.Store, now time.Time, n int) {
+	var pts []ingest.Point
+	for i := range n {
+		name := fmt.Sprintf("bench.tag;dc=dc%d;host=h%d", i%4, i)
+		if i < 10 || i > 19 {
+			pts = append(pts, ingest.Point{Name: name, Value: 1, Time: now.Add(-time.Minute).UnixMicro()})
+			continue
+		}
+		for k := range 1440 {
+			at := now.Add(-time.Duration(1440-k) * time.Minute).UnixMicro()
+			pts = append(pts, ingest.Point{Name: name, Value: float64((i*7+k)%1000) / 8, Time: at})
+		}
+	}
+	if err := store.Add(ctx, pts); err != nil {
+		b.Fatal(err)
+	}
+	if err := store.Flush(ctx); err != nil {
+		b.Fatal(err)
+	}
 }
 
 // benchSlotsSQL reads the one-minute slots of a segment over ($2, $3]

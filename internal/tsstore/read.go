@@ -524,7 +524,8 @@ func (s *Store) readGroupLap(ctx context.Context, g *readGroup) error {
 }
 
 // readGroupPositions runs the statement of a group of few positions
-// (sqlReadPositions): one row per position holding its slots.
+// (sqlReadPositions): one row per position holding its slots (NULL when
+// the database holds none).
 func (s *Store) readGroupPositions(ctx context.Context, g *readGroup) error {
 	rows, err := s.pool.Query(ctx, sqlReadPositions, g.bundle, g.seg, g.pos, g.lo1, g.hi1, g.lo2, g.hi2)
 	if err != nil {
@@ -537,8 +538,11 @@ func (s *Store) readGroupPositions(ctx context.Context, g *readGroup) error {
 	}
 	// Each row read in place: scanning into slices would copy it.
 	for rows.Next() {
-		g.alloc()
 		raw := rows.RawValues()
+		if raw[1] == nil {
+			continue // none of its slots in the database
+		}
+		g.alloc()
 		if len(raw[0]) != 4 || len(raw[1])%16 != 0 {
 			return fmt.Errorf("fetch segment %d: a position's slots of %d bytes", g.seg, len(raw[1]))
 		}

@@ -17,21 +17,29 @@ import (
 )
 
 // archiveReads counts the statements that read pgts.rra_data and the
-// rows they returned.
+// rows they returned, and keeps the last one's text and arguments.
 type archiveReads struct {
 	mu               sync.Mutex
 	statements, rows int64
+	sql              string
+	args             []any
 }
+
+// archiveReadKey marks the context of an archive read.
+type archiveReadKey struct{}
 
 func (a *archiveReads) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
 	if strings.HasPrefix(strings.TrimSpace(d.SQL), "SELECT") && strings.Contains(d.SQL, "pgts.rra_data") {
-		return context.WithValue(ctx, archiveReads{}, true)
+		a.mu.Lock()
+		a.sql, a.args = d.SQL, d.Args
+		a.mu.Unlock()
+		return context.WithValue(ctx, archiveReadKey{}, true)
 	}
 	return ctx
 }
 
 func (a *archiveReads) TraceQueryEnd(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryEndData) {
-	if ctx.Value(archiveReads{}) == nil || d.Err != nil {
+	if ctx.Value(archiveReadKey{}) == nil || d.Err != nil {
 		return
 	}
 	a.mu.Lock()
@@ -142,10 +150,10 @@ func TestFetchScatteredRows(t *testing.T) {
 }
 
 // TestReadPositionsGenericPlan: the plan a prepared sqlReadPositions
-// runs after its fifth execution (generic) scans the segment's rows once
-// and never copies them into a Materialize node, as the generic plan of
-// a join with the positions did (4.6 MB of temporary file for one series
-// over a day).
+// runs after its fifth execution (generic) reads the segment's rows by
+// the index, one scan per range of slots, and never copies them into a
+// Materialize node, as the generic plan of a join with the positions did
+// (4.6 MB of temporary file for one series over a day).
 func TestReadPositionsGenericPlan(t *testing.T) {
 	ctx := context.Background()
 	c := &clock{now: time.Unix(base+1440*60, 0)}
@@ -180,9 +188,120 @@ func TestReadPositionsGenericPlan(t *testing.T) {
 		t.Fatal(err)
 	}
 	text := strings.Join(plan, "\n")
-	if strings.Contains(text, "Materialize") || strings.Count(text, "on rra_data d") != 1 {
+	if strings.Contains(text, "Materialize") || strings.Count(text, "Index Scan using rra_data_pkey on rra_data") != 2 {
 		t.Fatalf("generic plan:\n%s", text)
 	}
+}
+
+// TestFetchOnePositionNarrowRows: the statement a Fetch of one series
+// sends (one of a full segment, over a day of one-minute slots), or of a
+// few scattered ones (seriesByTag's), takes the 16 bytes of each position
+// out of each 3.2 KB row in the scan: no node of its plan, custom or
+// generic, handles rows wider than 64 bytes (the former statement
+// expanded each row with the positions asked for, 3,212 bytes a row, and
+// aggregated by position, which cost the server 1.4–2 times as much,
+// BenchmarkFetchOne). The values are the series'.
+func TestFetchOnePositionNarrowRows(t *testing.T) {
+	ctx := context.Background()
+	c := &clock{now: time.Unix(base+1440*60, 0)}
+	cfg := testConfig(t, c)
+	cfg.Raw = nil
+	cfg.Rules = []rra.Rule{rule(t, `.`, "60s", "", "60s:7d")}
+	pool, tr := tracedPool(t)
+	s := open(t, pool, cfg)
+	var pts []ingest.Point
+	for i := range 200 {
+		for k := range 1440 {
+			pts = append(pts, ingest.Point{Name: fmt.Sprintf("w.s%03d", i), Value: float64(i*10000 + k), Time: (base + int64(k)*60) * 1e6})
+		}
+	}
+	mustAdd(t, s, pts...)
+	mustFlush(t, s)
+	if _, err := pool.Exec(ctx, "VACUUM ANALYZE pgts.rra_data"); err != nil {
+		t.Fatal(err)
+	}
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Release()
+	for _, idx := range [][]int{{107}, {3, 90, 170}} {
+		names := make([]string, len(idx))
+		for j, i := range idx {
+			names[j] = fmt.Sprintf("w.s%03d", i)
+		}
+		tr.take()
+		got, err := s.Fetch(ctx, names, base, base+1440*60, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if statements, rows := tr.take(); statements != 1 || rows != int64(len(idx)) {
+			t.Errorf("%v: %d statements, %d rows; want 1 statement, %d rows", idx, statements, rows, len(idx))
+		}
+		if len(got) != len(idx) {
+			t.Fatalf("%v: got %d series", idx, len(got))
+		}
+		for j, i := range idx {
+			if len(got[j].Values) != 1440 {
+				t.Fatalf("%s: %d values", got[j].Name, len(got[j].Values))
+			}
+			for k, v := range got[j].Values {
+				// the window's first value is labelled a step after from
+				want := float64(i*10000 + k + 1)
+				if k == 1439 {
+					want = nan
+				}
+				if !sameValues([]float64{v}, []float64{want}) {
+					t.Fatalf("%s value %d: %v, want %v", got[j].Name, k, v, want)
+				}
+			}
+		}
+		tr.mu.Lock()
+		sql, args := tr.sql, tr.args
+		tr.mu.Unlock()
+		lits := make([]string, len(args))
+		for i, a := range args {
+			switch a := a.(type) {
+			case []int32:
+				lits[i] = "'{" + strings.ReplaceAll(strings.Trim(fmt.Sprint(a), "[]"), " ", ",") + "}'"
+			default:
+				lits[i] = fmt.Sprint(a)
+			}
+		}
+		execute := "EXECUTE one(" + strings.Join(lits, ", ") + ")"
+		if _, err := conn.Exec(ctx, "PREPARE one AS "+sql); err != nil {
+			t.Fatal(err)
+		}
+		for _, mode := range []string{"force_custom_plan", "force_generic_plan"} {
+			if _, err := conn.Exec(ctx, "SET plan_cache_mode = "+mode); err != nil {
+				t.Fatal(err)
+			}
+			var plan []map[string]any
+			if err := conn.QueryRow(ctx, "EXPLAIN (FORMAT JSON) "+execute).Scan(&plan); err != nil {
+				t.Fatal(err)
+			}
+			if w := widestNode(plan[0]["Plan"].(map[string]any)); w > 64 {
+				text := pgtestRows(t, conn.Conn(), "EXPLAIN "+execute)
+				t.Errorf("%v, %s: a node of the plan handles rows of %v bytes:\n%s", idx, mode, w, strings.Join(text, "\n"))
+			}
+		}
+		if _, err := conn.Exec(ctx, "DEALLOCATE one; RESET plan_cache_mode"); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// widestNode is the widest "Plan Width" of a plan node of EXPLAIN
+// (FORMAT JSON) and of the nodes below it.
+func widestNode(n map[string]any) float64 {
+	w, _ := n["Plan Width"].(float64)
+	subs, _ := n["Plans"].([]any)
+	for _, sub := range subs {
+		if m, ok := sub.(map[string]any); ok {
+			w = max(w, widestNode(m))
+		}
+	}
+	return w
 }
 
 func pgtestRows(t *testing.T, conn *pgx.Conn, q string) []string {

@@ -33,7 +33,7 @@ func BenchmarkScatteredRead(b *testing.B) {
 FROM rra_packed d, unnest($3::int4[]) AS p(p)` + where},
 		{"position-join", `SELECT p.p, string_agg(substring(d.times FROM p.p * 8 - 7 FOR 8) || substring(d.vals FROM p.p * 8 - 7 FOR 8), ''::bytea)
 FROM rra_packed d, unnest($3::int4[]) AS p(p)` + where + ` GROUP BY p.p`},
-		{"position", strings.Replace(sqlReadPositions, "pgts.rra_data", "rra_packed", 1)},
+		{"position", strings.ReplaceAll(sqlReadPositions, "pgts.rra_data", "rra_packed")},
 		{"slot", `SELECT d.slot, (SELECT string_agg(substring(d.times FROM p.p * 8 - 7 FOR 8) || substring(d.vals FROM p.p * 8 - 7 FOR 8), ''::bytea ORDER BY p.o)
 	FROM unnest($3::int4[]) WITH ORDINALITY AS p(p, o))
 FROM rra_packed d` + where},

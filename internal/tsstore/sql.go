@@ -140,19 +140,25 @@ GROUP BY r.o`
 // one archive: $1 bundle, $2 seg, $3 their positions, slots in [$4, $5]
 // or [$6, $7]; one row per position, its slots aggregated by the server:
 // the position and, for each slot, its packed time and value (16 bytes),
-// in no particular order (each pair carries its time). A row per
-// position and slot cost the server a protocol message and the client a
-// row each: 1,440 rows for one series over a day of one-minute slots
-// (BenchmarkScatteredRead).
-const sqlReadPositions = `SELECT p, string_agg(x, ''::bytea) FROM (
-	SELECT p, substring(times FROM p * 8 - 7 FOR 8) || substring(vals FROM p * 8 - 7 FOR 8) AS x
-	FROM (
-		SELECT unnest($3::int4[]) AS p, d.times, d.vals FROM pgts.rra_data d
-		WHERE d.bundle_id = $1 AND d.seg = $2 AND (d.slot BETWEEN $4 AND $5 OR d.slot BETWEEN $6 AND $7)
-	) r
-	OFFSET 0
-) s
-GROUP BY p`
+// in no particular order (each pair carries its time); NULL when the
+// database holds none of its slots. A position reads the segment's rows
+// itself, one index scan per range of slots, which takes its 16 bytes out
+// of each 3.2 KB row as it reads it. A row per position and slot cost the
+// server a protocol message and the client a row each: 1,440 rows for one
+// series over a day of one-minute slots (BenchmarkScatteredRead); the
+// whole rows expanded by position (unnest) and aggregated by position
+// (GROUP BY) cost the server 1.4–2 times as much as this for that series
+// (BenchmarkFetchOne, three interleaved pairs on the shared machine:
+// 5.3–5.9 against 3.0–4.0 ms of server CPU; TestFetchOnePositionNarrowRows).
+// What is left is the 1,440 heap pages: each slot row of a segment is a
+// page of its own.
+const sqlReadPositions = `SELECT p.p, (SELECT string_agg(s.x, ''::bytea) FROM (
+	SELECT substring(d.times FROM p.p * 8 - 7 FOR 8) || substring(d.vals FROM p.p * 8 - 7 FOR 8) AS x FROM pgts.rra_data d
+	WHERE d.bundle_id = $1 AND d.seg = $2 AND d.slot BETWEEN $4 AND $5
+	UNION ALL
+	SELECT substring(d.times FROM p.p * 8 - 7 FOR 8) || substring(d.vals FROM p.p * 8 - 7 FOR 8) FROM pgts.rra_data d
+	WHERE d.bundle_id = $1 AND d.seg = $2 AND d.slot BETWEEN $6 AND $7
+) s) FROM unnest($3::int4[]) AS p(p)`
 
 // openRaw finds the raw table, creating it when missing, and (re)creates
 // the pgts.raw_points view over it.
