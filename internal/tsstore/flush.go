@@ -100,15 +100,22 @@ func (s *Store) Flush(ctx context.Context) error {
 	return nil
 }
 
-// gather takes what every dirty, registered series has to write.
+// gather takes what every dirty, registered series has to write: the
+// closed slots of its DS copied into blocks shared by many series (the
+// DS keeps its buffer for its next points), its state encoded likewise.
+// It frees the buffers the series that got no point since the last flush
+// kept (settle).
 func (s *Store) gather() []flushItem {
 	// Sized for the series dirty now (a few more may come meanwhile), not
 	// grown by doubling: at 300,000 series that is ~26 MB a flush.
 	items := make([]flushItem, 0, max(0, s.counters.unflushed.Load())+64)
 	workers := int64(s.cfg.FlushWorkers)
+	var ups updateBlocks
+	var states byteBlocks
 	for i := range s.shard {
 		sh := &s.shard[i]
 		sh.mu.Lock()
+		s.releaseKept(sh)
 		var keep []*series
 		for _, x := range sh.dirty {
 			if x.id == 0 {
@@ -119,10 +126,15 @@ func (s *Store) gather() []flushItem {
 			s.counters.unflushed.Add(-1)
 			it := flushItem{x: x, worker: int(x.seg() % workers)}
 			if x.ds != nil {
-				x.setHeld(x.ds.ClosedSlots(x.held()))
+				if len(x.held()) == 0 {
+					if n := x.ds.Pending(); n > 0 {
+						x.setHeld(x.ds.AppendClosedSlots(ups.take(n)))
+					}
+				} else {
+					x.setHeld(x.ds.ClosedSlots(x.held()))
+				}
 				if x.stateDirty {
-					st, err := x.ds.MarshalBinary()
-					if err == nil {
+					if st, err := states.appendState(x.ds); err == nil {
 						it.state = st
 						x.stateDirty = false
 					}
@@ -147,19 +159,29 @@ func (s *Store) settle(items []flushItem, rawOK bool, rraOK []bool) {
 		x := it.x
 		sh := s.shardOf(x.key)
 		sh.mu.Lock()
+		// An emptied seriesBuf stays for the series' next points
+		// (releaseKept frees it when none come).
 		if rraOK[it.worker] {
-			x.setHeld(dropFront(x.held(), len(it.held)))
+			if x.buf != nil {
+				x.buf.held = dropFront(x.buf.held, len(it.held))
+			}
 		} else if it.state != nil {
 			x.stateDirty = true
 		}
 		if rawOK {
-			x.setRaw(dropFront(x.raw(), len(it.raw)))
+			if x.buf != nil {
+				x.buf.raw = dropFront(x.buf.raw, len(it.raw))
+			}
 			s.counters.buffered.Add(-int64(len(it.raw)))
 		}
 		if !x.dirty && (x.stateDirty || len(x.raw()) > 0 || len(x.held()) > 0) {
 			x.dirty = true
 			sh.dirty = append(sh.dirty, x)
 			s.counters.unflushed.Add(1)
+		}
+		if !x.kept && (x.buf != nil || (x.ds != nil && x.ds.PendingCap() > 0)) {
+			x.kept = true
+			sh.kept = append(sh.kept, x)
 		}
 		b := x.bufBytes()
 		s.mem.add(b - x.bytes)
@@ -169,7 +191,8 @@ func (s *Store) settle(items []flushItem, rawOK bool, rraOK []bool) {
 }
 
 // dropFront returns s without its first n elements, in a new array (or
-// nil) so that the written ones are freed.
+// nil) so that the written ones are freed. An emptied buffer of a series
+// (its seriesBuf) stays for its next flush: releaseKept frees it.
 func dropFront[T any](s []T, n int) []T {
 	if n >= len(s) {
 		return nil
@@ -177,6 +200,70 @@ func dropFront[T any](s []T, n int) []T {
 	r := make([]T, len(s)-n)
 	copy(r, s[n:])
 	return r
+}
+
+// releaseKept frees the emptied buffers of shard sh's kept series that
+// got no point since the last flush; the others (dirty: gather takes
+// them next) keep theirs, and settle lists them again. The caller holds
+// sh.mu.
+func (s *Store) releaseKept(sh *shard) {
+	for _, x := range sh.kept {
+		x.kept = false
+		if x.dirty {
+			continue
+		}
+		if x.ds != nil {
+			x.ds.ReleasePending()
+		}
+		x.tidy()
+		b := x.bufBytes()
+		s.mem.add(b - x.bytes)
+		x.bytes = b
+	}
+	clear(sh.kept)
+	sh.kept = sh.kept[:0]
+}
+
+// updateBlocks hands out room for the closed slots a flush takes from
+// many series in blocks of updateBlock, a few allocations a flush instead
+// of one a series; a block is freed once every series' slots in it are
+// written (settle drops them).
+type updateBlocks struct{ cur []rra.Update }
+
+const updateBlock = 4096
+
+// take returns an empty slice with room for n updates; appending more
+// than n copies it out of the block.
+func (b *updateBlocks) take(n int) []rra.Update {
+	if cap(b.cur)-len(b.cur) < n {
+		b.cur = make([]rra.Update, 0, max(n, updateBlock))
+	}
+	l := len(b.cur)
+	b.cur = b.cur[:l+n]
+	return b.cur[l : l : l+n]
+}
+
+// byteBlocks holds the states a flush encodes, in blocks of
+// stateBlock bytes.
+type byteBlocks struct{ cur []byte }
+
+const stateBlock = 64 << 10
+
+// appendState returns the encoding of d's state (rra.DS.AppendBinary),
+// in the current block when it fits.
+func (b *byteBlocks) appendState(d *rra.DS) ([]byte, error) {
+	if cap(b.cur)-len(b.cur) < stateBlock/16 {
+		b.cur = make([]byte, 0, stateBlock)
+	}
+	free := b.cur[len(b.cur):]
+	st, err := d.AppendBinary(free)
+	if err != nil {
+		return nil, err
+	}
+	if len(st) <= cap(free) { // it fit: the block holds it
+		b.cur = b.cur[:len(b.cur)+len(st)]
+	}
+	return st[:len(st):len(st)], nil
 }
 
 // writeRaw writes the raw points of items through the loader, each write
@@ -419,9 +506,11 @@ func (s *Store) writeShare(ctx context.Context, items []flushItem, w int) (int64
 		if total = n; err != nil {
 			return err
 		}
+		// Only the items holding recompute requests (late points) have
+		// anything for writeLate's first round.
 		var batches []lateBatch
 		for i := range items {
-			if items[i].worker == w && len(items[i].held) > 0 {
+			if items[i].worker == w && hasRequest(items[i].held) {
 				batches = append(batches, lateBatch{i, items[i].held})
 			}
 		}
@@ -523,12 +612,18 @@ func (s *Store) writeLate(ctx context.Context, tx pgx.Tx, items []flushItem, bat
 // hasRequests reports whether worker w's items hold recompute requests.
 func hasRequests(items []flushItem, w int) bool {
 	for i := range items {
-		if items[i].worker == w {
-			for _, u := range items[i].held {
-				if u.Count == 0 {
-					return true
-				}
-			}
+		if items[i].worker == w && hasRequest(items[i].held) {
+			return true
+		}
+	}
+	return false
+}
+
+// hasRequest reports whether ups hold a recompute request.
+func hasRequest(ups []rra.Update) bool {
+	for _, u := range ups {
+		if u.Count == 0 {
+			return true
 		}
 	}
 	return false

@@ -112,6 +112,7 @@ type shard struct {
 	m     map[string]*series
 	dirty []*series // series with something to write
 	fresh []*series // series not yet registered in the database
+	kept  []*series // series keeping emptied buffers (series.kept)
 }
 
 // Open migrates the pgts catalog, creates the raw table if configured and
