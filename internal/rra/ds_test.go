@@ -394,3 +394,22 @@ func TestAppendClosedSlotsKeepsBuffer(t *testing.T) {
 		t.Errorf("PendingCap after ReleasePending = %d, want 0", d.PendingCap())
 	}
 }
+
+// TestNewDSOneAllocation: a new DS of up to five archives is one object,
+// its open slots inline (the daemon makes one per series; each object is
+// one more for the collector to mark at every cycle).
+func TestNewDSOneAllocation(t *testing.T) {
+	for _, specs := range [][]string{
+		{"10s:6h"},
+		{"10s:6h", "1m:7d"},
+		{"10s:6h", "1m:7d", "1h:1y"},
+		{"10s:6h", "1m:7d", "10m:30d", "1h:1y", "1d:5y"},
+	} {
+		sch := graphiteSchema(t, "average", specs...)
+		if n := testing.AllocsPerRun(100, func() { dsSink = NewDS(sch) }); n != 1 {
+			t.Errorf("%d archives: %v allocations for a new DS, want 1", len(specs), n)
+		}
+	}
+}
+
+var dsSink *DS
