@@ -8,6 +8,7 @@
 #
 #   PGTS_DATA_DIR=/work/serve-data scripts/profile-serve.sh bin/pgts out/ [series] [rate] [seconds]
 #   go tool pprof -top bin/pgts out/cold.prof
+#   go tool pprof -top -sample_index=alloc_space bin/pgts out/allocs.prof
 set -eu
 bin=$1 out=$2 series=${3:-1000000} rate=${4:-500000} secs=${5:-90}
 cold=${COLD:-15} later=${LATER:-30} quiet=${QUIET:-30}
@@ -52,6 +53,7 @@ done) >"$out/metrics.txt" &
 curl -s -o "$out/cold.prof" "$m/debug/pprof/profile?seconds=$cold"
 sleep $(( secs / 2 - cold ))
 curl -s -o "$out/later.prof" "$m/debug/pprof/profile?seconds=$later"
+curl -s -o "$out/allocs.prof" "$m/debug/pprof/allocs" # since the start: go tool pprof -sample_index=alloc_space
 wait $blaster
 for _ in $(seq 600); do # the drain: until nothing is pending, at most 10 minutes
 	[ "$(curl -s $m/metrics | awk '/^pgts_store_cache_bytes/ {print $2}')" = 0 ] && break
@@ -62,6 +64,8 @@ acked=$(grep -o '"acked": [0-9]*' "$out/blast.json" | grep -o '[0-9]*$')
 hz=$(getconf CLK_TCK)
 awk -v d=$((d1 - d0)) -v p=$((p1 - p0)) -v hz="$hz" -v n="$acked" 'BEGIN {
 	printf "acked %d points; CPU µs/point over the blast and the drain: daemon %.2f, PostgreSQL %.2f\n", n, d*1e6/hz/n, p*1e6/hz/n }'
+curl -s $m/metrics | awk -v n="$acked" '/^go_gc_duration_seconds_count / {
+	printf "GC cycles: %d, %.0f points a cycle\n", $2, n/$2 }'
 sleep "$quiet"
 curl -s $m/metrics | awk -v q="$quiet" -v n="$series" '/^process_resident_memory_bytes/ {
 	printf "RSS after %s s quiet: %.0f MiB, %.0f bytes a series\n", q, $2/1048576, $2/n }'

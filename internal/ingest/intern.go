@@ -80,18 +80,26 @@ func (in *Interner) Stepped() int64 {
 // (a sender of a million series round robin, say) and every miss pays a
 // map insert, and every fill a new map, for nothing. It then steps aside
 // for stepAsideFills times the misses of that fill (lookups answer "not
-// remembered" at once), and tries again. A working set that fits the
-// budget fills it once and then hits, so it never steps aside.
+// remembered" at once), and tries again; each try that churns again
+// doubles the pause, up to 2^maxBackoff times. A working set that fits
+// the budget fills it once and then hits, so it never steps aside.
 type churn struct {
 	hits, misses int
 	skip         int   // lookups left to step aside for
 	stepped      int64 // lookups stepped aside, since the start
+	backoff      int   // fills that churned in a row, less one, at most maxBackoff
 }
 
 // stepAsideFills is how many fills' worth of lookups a churning cache
-// steps aside for: trying again costs one fill (a map and its inserts)
-// every stepAsideFills+1 fills' worth of lines.
-const stepAsideFills = 16
+// steps aside for at first: trying again costs one fill (a map and its
+// inserts) every stepAsideFills+1 fills' worth of lines, and at most one
+// every stepAsideFills<<maxBackoff once it keeps churning (a million
+// series round robin: a map of the whole budget built for nothing, each
+// connection, several times a second at 500,000 lines/s).
+const (
+	stepAsideFills = 16
+	maxBackoff     = 4
+)
 
 // aside reports whether this lookup steps aside, counting it.
 func (c *churn) aside() bool {
@@ -108,7 +116,10 @@ func (c *churn) aside() bool {
 func (c *churn) full() bool {
 	churning := c.hits < c.misses
 	if churning {
-		c.skip = stepAsideFills * c.misses
+		c.skip = stepAsideFills << c.backoff * c.misses
+		c.backoff = min(c.backoff+1, maxBackoff)
+	} else {
+		c.backoff = 0
 	}
 	c.hits, c.misses = 0, 0
 	return churning

@@ -128,3 +128,44 @@ func TestCachesStepAsideWhenChurning(t *testing.T) {
 		t.Errorf("series cache remembers %d series of a working set of 20", c.Len())
 	}
 }
+
+// TestCachesBackOffWhileChurning: a sender whose working set never fits
+// (a million series round robin) finds the caches stepping aside for
+// longer each time they try again and churn again, so that nearly every
+// line (here ≥ 99%) skips them: each try costs a new map and its inserts
+// for nothing. A working set that fits later is still remembered once
+// the pause is over.
+func TestCachesBackOffWhileChurning(t *testing.T) {
+	const budget = 100 * (8 + internEntryOverhead)
+	in, c := NewInterner(budget), NewSeriesCache(budget)
+	key := func(i int) []byte { return fmt.Appendf(nil, "s%07d", i) }
+	const lookups = 2_000_000
+	for i := range lookups {
+		b := key(i % 10_000)
+		if _, _, ok := c.Get(b); !ok {
+			c.Put(b, in.String(b), nil)
+		}
+	}
+	for _, x := range []struct {
+		what    string
+		stepped int64
+	}{{"interner", in.Stepped()}, {"series cache", c.Stepped()}} {
+		if f := float64(x.stepped) / lookups; f < 0.99 {
+			t.Errorf("%s stepped aside for %.3f of %d lookups of a working set 100× its budget, want ≥ 0.99", x.what, f, lookups)
+		}
+	}
+	hits := 0
+	for range 2_000 {
+		for i := range 20 {
+			b := key(i)
+			if _, _, ok := c.Get(b); ok {
+				hits++
+				continue
+			}
+			c.Put(b, in.String(b), nil)
+		}
+	}
+	if hits < 2_000*20/4 {
+		t.Errorf("a working set of 20 series found %d times of %d after the churn; want a quarter at least", hits, 2_000*20)
+	}
+}

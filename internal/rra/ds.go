@@ -44,12 +44,10 @@ type rrdState struct {
 // NewDS returns an empty DS of schema s, which waits for its first point.
 func NewDS(s *Schema) *DS {
 	if s.graphite {
-		d := &DS{schema: s, last: noTime, upTo: noTime}
-		if len(s.arch) > 1 {
-			d.g = make([]gArch, len(s.arch)-1)
-			for i := range d.g {
-				d.g[i].cur = noTime
-			}
+		d := newGraphiteDS(len(s.arch) - 1)
+		d.schema, d.last, d.upTo = s, noTime, noTime
+		for i := range d.g {
+			d.g[i].cur = noTime
 		}
 		return d
 	}
@@ -61,6 +59,45 @@ func NewDS(s *Schema) *DS {
 	x.d = DS{schema: s, last: noTime, upTo: noTime, rrdState: &x.r}
 	x.r.acc = make([]slotAcc, len(s.arch))
 	return &x.d
+}
+
+// newGraphiteDS allocates a DS with room for the open slots of n coarser
+// archives, up to four of them in the same object (one object a series
+// fewer for the collector to mark).
+func newGraphiteDS(n int) *DS {
+	switch n {
+	case 0:
+		return &DS{}
+	case 1:
+		x := &struct {
+			d DS
+			g [1]gArch
+		}{}
+		x.d.g = x.g[:]
+		return &x.d
+	case 2:
+		x := &struct {
+			d DS
+			g [2]gArch
+		}{}
+		x.d.g = x.g[:]
+		return &x.d
+	case 3:
+		x := &struct {
+			d DS
+			g [3]gArch
+		}{}
+		x.d.g = x.g[:]
+		return &x.d
+	case 4:
+		x := &struct {
+			d DS
+			g [4]gArch
+		}{}
+		x.d.g = x.g[:]
+		return &x.d
+	}
+	return &DS{g: make([]gArch, n)}
 }
 
 // Schema returns the DS's schema.

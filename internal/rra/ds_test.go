@@ -350,3 +350,66 @@ func TestAddPointNoAlloc(t *testing.T) {
 		t.Errorf("%v allocations per point", n)
 	}
 }
+
+// TestAppendClosedSlotsKeepsBuffer: a Graphite DS whose updates are
+// taken into a caller's buffer while its series keeps sending (as the
+// daemon's flush takes them into a few large blocks) allocates nothing
+// per point or per take; the same updates as ClosedSlots; ReleasePending
+// frees its buffer once nothing is pending.
+func TestAppendClosedSlotsKeepsBuffer(t *testing.T) {
+	sch := graphiteSchema(t, "average", "10s:6h", "1m:7d", "1h:1y")
+	d, ref := NewDS(sch), NewDS(sch)
+	tm := us(1_700_002_800 - 20)
+	dst := make([]Update, 0, 64)
+	var got, want []Update
+	step := func() {
+		tm += us(2)
+		for _, x := range []*DS{d, ref} {
+			if err := x.Put(tm, float64(tm%7), tm); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if tm%us(10) == 0 { // a flush every 10 s
+			dst = d.AppendClosedSlots(dst[:0])
+			got = append(got[:0], dst...)
+			want = ref.ClosedSlots(nil)
+			if !slices.Equal(got, want) {
+				t.Fatalf("AppendClosedSlots = %v, ClosedSlots = %v", got, want)
+			}
+		}
+	}
+	for range 40 {
+		step()
+	}
+	if n := testing.AllocsPerRun(10000, step); n != 0 {
+		t.Errorf("%v allocations per point", n)
+	}
+	d.ReleasePending()
+	if d.PendingCap() == 0 {
+		t.Fatal("ReleasePending freed the buffer of pending updates")
+	}
+	d.AppendClosedSlots(dst[:0])
+	d.ReleasePending()
+	if d.PendingCap() != 0 {
+		t.Errorf("PendingCap after ReleasePending = %d, want 0", d.PendingCap())
+	}
+}
+
+// TestNewDSOneAllocation: a new DS of up to five archives is one object,
+// its open slots inline (the daemon makes one per series; each object is
+// one more for the collector to mark at every cycle).
+func TestNewDSOneAllocation(t *testing.T) {
+	for _, specs := range [][]string{
+		{"10s:6h"},
+		{"10s:6h", "1m:7d"},
+		{"10s:6h", "1m:7d", "1h:1y"},
+		{"10s:6h", "1m:7d", "10m:30d", "1h:1y", "1d:5y"},
+	} {
+		sch := graphiteSchema(t, "average", specs...)
+		if n := testing.AllocsPerRun(100, func() { dsSink = NewDS(sch) }); n != 1 {
+			t.Errorf("%d archives: %v allocations for a new DS, want 1", len(specs), n)
+		}
+	}
+}
+
+var dsSink *DS

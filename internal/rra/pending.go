@@ -57,6 +57,26 @@ func (d *DS) ClosedSlots(dst []Update) []Update {
 		d.pending = nil
 		return out
 	}
+	return d.appendPending(dst)
+}
+
+// AppendClosedSlots is ClosedSlots that always copies: it appends the
+// pending updates to dst and keeps the DS's buffer (up to retainPending
+// updates) for the next ones. A caller taking the updates of many series
+// into a few large buffers then allocates nothing per series while they
+// keep sending; ReleasePending frees the buffer of a series that stopped.
+func (d *DS) AppendClosedSlots(dst []Update) []Update {
+	if d.schema.graphite {
+		d.dedupG()
+	} else {
+		d.trim()
+	}
+	return d.appendPending(dst)
+}
+
+// appendPending appends the pending updates to dst and clears them,
+// keeping a buffer of at most retainPending updates.
+func (d *DS) appendPending(dst []Update) []Update {
 	dst = append(dst, d.pending...)
 	if cap(d.pending) > retainPending {
 		d.pending = nil
@@ -64,6 +84,14 @@ func (d *DS) ClosedSlots(dst []Update) []Update {
 		d.pending = d.pending[:0]
 	}
 	return dst
+}
+
+// ReleasePending frees the DS's buffer of pending updates when none is
+// pending (PendingCap is then 0); the next update allocates one again.
+func (d *DS) ReleasePending() {
+	if len(d.pending) == 0 {
+		d.pending = nil
+	}
 }
 
 // emit adds a run of n slots of archive i, the first ending at t, with

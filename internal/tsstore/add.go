@@ -208,8 +208,8 @@ func (s *Store) addPoint(p *ingest.Point, rules []rra.Rule, now, rawLo int64) er
 	// (its key, index entries and state) is not pending: it is accounted
 	// apart, and evicted when idle.
 	need := int64(0)
-	if r := x.raw(); keepRaw && len(r) == cap(r) {
-		need += int64(growth(cap(r))) * rawBytes
+	if keepRaw && len(x.raw()) == cap(x.raw()) {
+		need += int64(growth(cap(x.raw()))) * rawBytes
 	}
 	if x.sch != nil {
 		// The pending buffer may grow (append doubles it, rounded up to

@@ -23,7 +23,8 @@ type flushItem struct {
 	held   []rra.Update
 	raw    []rawPoint
 	state  []byte // nil: unchanged since last written
-	worker int
+	worker int32
+	shard  int32 // the series' shard: gather takes the items shard by shard
 }
 
 // recomputeAnswer answers one recompute request (Graphite consolidation)
@@ -76,6 +77,7 @@ func (s *Store) Flush(ctx context.Context) error {
 	errReg := s.register(ctx)
 	tReg := time.Since(start)
 	items := s.gather()
+	defer s.flushScratch.keep(items)
 	tGather := time.Since(start)
 	rawOK, errRaw := true, error(nil)
 	if s.raw != nil {
@@ -100,41 +102,68 @@ func (s *Store) Flush(ctx context.Context) error {
 	return nil
 }
 
-// gather takes what every dirty, registered series has to write.
+// gather takes what every dirty, registered series has to write: the
+// closed slots of its DS copied into blocks shared by many series (the
+// DS keeps its buffer for its next points), its state encoded likewise.
+// It frees the buffers the series that got no point since the last flush
+// kept (settle).
 func (s *Store) gather() []flushItem {
 	// Sized for the series dirty now (a few more may come meanwhile), not
-	// grown by doubling: at 300,000 series that is ~26 MB a flush.
-	items := make([]flushItem, 0, max(0, s.counters.unflushed.Load())+64)
+	// grown by doubling: at 300,000 series that is ~26 MB a flush; the
+	// last flush's when it has room.
+	items := s.flushScratch.items[:0]
+	if n := int(max(0, s.counters.unflushed.Load())) + 64; cap(items) < n {
+		items = make([]flushItem, 0, n)
+	}
+	s.flushScratch.items = nil
 	workers := int64(s.cfg.FlushWorkers)
+	var ups updateBlocks
+	var states byteBlocks
 	for i := range s.shard {
 		sh := &s.shard[i]
 		sh.mu.Lock()
+		s.releaseKept(sh)
+		// The dirty list keeps its array while the series send (an
+		// empty list, once quiet, frees it); the series not registered
+		// yet stay in it.
 		var keep []*series
+		if len(sh.dirty) > 0 {
+			keep = sh.dirty[:0]
+		}
+		var bytes, taken int64
 		for _, x := range sh.dirty {
 			if x.id == 0 {
 				keep = append(keep, x)
 				continue
 			}
 			x.dirty = false
-			s.counters.unflushed.Add(-1)
-			it := flushItem{x: x, worker: int(x.seg() % workers)}
+			taken++
+			it := flushItem{x: x, worker: int32(x.seg() % workers), shard: int32(i)}
 			if x.ds != nil {
-				x.setHeld(x.ds.ClosedSlots(x.held()))
+				if len(x.held()) == 0 {
+					if n := x.ds.Pending(); n > 0 {
+						x.setHeld(x.ds.AppendClosedSlots(ups.take(n)))
+					}
+				} else {
+					x.setHeld(x.ds.ClosedSlots(x.held()))
+				}
 				if x.stateDirty {
-					st, err := x.ds.MarshalBinary()
-					if err == nil {
+					if st, err := states.appendState(x.ds); err == nil {
 						it.state = st
 						x.stateDirty = false
 					}
 				}
 				b := x.bufBytes()
-				s.mem.add(b - x.bytes)
+				bytes += b - x.bytes
 				x.bytes = b
 			}
 			it.held, it.raw = x.held(), x.raw()
 			items = append(items, it)
 		}
+		clear(sh.dirty[len(keep):])
 		sh.dirty = keep
+		s.counters.unflushed.Add(-taken)
+		s.mem.add(bytes)
 		sh.mu.Unlock()
 	}
 	return items
@@ -143,33 +172,58 @@ func (s *Store) gather() []flushItem {
 // settle removes what was written from the buffers, and puts back in the
 // dirty lists the series with something left to write.
 func (s *Store) settle(items []flushItem, rawOK bool, rraOK []bool) {
-	for _, it := range items {
-		x := it.x
-		sh := s.shardOf(x.key)
+	// The items of a shard are consecutive: one lock, and one change of
+	// the shared counters, a shard.
+	for lo := 0; lo < len(items); {
+		sh := &s.shard[items[lo].shard]
+		hi := lo + 1
+		for hi < len(items) && items[hi].shard == items[lo].shard {
+			hi++
+		}
+		var bytes, buffered, unflushed int64
 		sh.mu.Lock()
-		if rraOK[it.worker] {
-			x.setHeld(dropFront(x.held(), len(it.held)))
-		} else if it.state != nil {
-			x.stateDirty = true
+		for i := lo; i < hi; i++ {
+			it := &items[i]
+			x := it.x
+			// An emptied seriesBuf stays for the series' next points
+			// (releaseKept frees it when none come).
+			if rraOK[it.worker] {
+				if x.buf != nil {
+					x.buf.held = dropFront(x.buf.held, len(it.held))
+				}
+			} else if it.state != nil {
+				x.stateDirty = true
+			}
+			if rawOK {
+				if x.buf != nil {
+					x.buf.raw = dropFront(x.buf.raw, len(it.raw))
+				}
+				buffered -= int64(len(it.raw))
+			}
+			if !x.dirty && (x.stateDirty || len(x.raw()) > 0 || len(x.held()) > 0) {
+				x.dirty = true
+				sh.dirty = append(sh.dirty, x)
+				unflushed++
+			}
+			if !x.kept && (x.buf != nil || (x.ds != nil && x.ds.PendingCap() > 0)) {
+				x.kept = true
+				sh.kept = append(sh.kept, x)
+			}
+			b := x.bufBytes()
+			bytes += b - x.bytes
+			x.bytes = b
 		}
-		if rawOK {
-			x.setRaw(dropFront(x.raw(), len(it.raw)))
-			s.counters.buffered.Add(-int64(len(it.raw)))
-		}
-		if !x.dirty && (x.stateDirty || len(x.raw()) > 0 || len(x.held()) > 0) {
-			x.dirty = true
-			sh.dirty = append(sh.dirty, x)
-			s.counters.unflushed.Add(1)
-		}
-		b := x.bufBytes()
-		s.mem.add(b - x.bytes)
-		x.bytes = b
+		s.counters.buffered.Add(buffered)
+		s.counters.unflushed.Add(unflushed)
+		s.mem.add(bytes)
 		sh.mu.Unlock()
+		lo = hi
 	}
 }
 
 // dropFront returns s without its first n elements, in a new array (or
-// nil) so that the written ones are freed.
+// nil) so that the written ones are freed. An emptied buffer of a series
+// (its seriesBuf) stays for its next flush: releaseKept frees it.
 func dropFront[T any](s []T, n int) []T {
 	if n >= len(s) {
 		return nil
@@ -177,6 +231,77 @@ func dropFront[T any](s []T, n int) []T {
 	r := make([]T, len(s)-n)
 	copy(r, s[n:])
 	return r
+}
+
+// releaseKept frees the emptied buffers of shard sh's kept series that
+// got no point since the last flush; the others (dirty: gather takes
+// them next) keep theirs, and settle lists them again. The caller holds
+// sh.mu.
+func (s *Store) releaseKept(sh *shard) {
+	var bytes, busy int64
+	for _, x := range sh.kept {
+		x.kept = false
+		if x.dirty {
+			busy++
+			continue
+		}
+		if x.ds != nil {
+			x.ds.ReleasePending()
+		}
+		x.tidy()
+		b := x.bufBytes()
+		bytes += b - x.bytes
+		x.bytes = b
+	}
+	s.mem.add(bytes)
+	if busy == 0 {
+		sh.kept = nil // quiet: the list's array too
+		return
+	}
+	clear(sh.kept)
+	sh.kept = sh.kept[:0]
+}
+
+// updateBlocks hands out room for the closed slots a flush takes from
+// many series in blocks of updateBlock, a few allocations a flush instead
+// of one a series; a block is freed once every series' slots in it are
+// written (settle drops them).
+type updateBlocks struct{ cur []rra.Update }
+
+const updateBlock = 4096
+
+// take returns an empty slice with room for n updates; appending more
+// than n copies it out of the block.
+func (b *updateBlocks) take(n int) []rra.Update {
+	if cap(b.cur)-len(b.cur) < n {
+		b.cur = make([]rra.Update, 0, max(n, updateBlock))
+	}
+	l := len(b.cur)
+	b.cur = b.cur[:l+n]
+	return b.cur[l : l : l+n]
+}
+
+// byteBlocks holds the states a flush encodes, in blocks of
+// stateBlock bytes.
+type byteBlocks struct{ cur []byte }
+
+const stateBlock = 64 << 10
+
+// appendState returns the encoding of d's state (rra.DS.AppendBinary),
+// in the current block when it fits.
+func (b *byteBlocks) appendState(d *rra.DS) ([]byte, error) {
+	if cap(b.cur)-len(b.cur) < stateBlock/16 {
+		b.cur = make([]byte, 0, stateBlock)
+	}
+	free := b.cur[len(b.cur):]
+	st, err := d.AppendBinary(free)
+	if err != nil {
+		return nil, err
+	}
+	if len(st) <= cap(free) { // it fit: the block holds it
+		b.cur = b.cur[:len(b.cur)+len(st)]
+	}
+	return st[:len(st):len(st)], nil
 }
 
 // writeRaw writes the raw points of items through the loader, each write
@@ -313,23 +438,46 @@ func (e *slotEncoder) add(x *series, ups []rra.Update) {
 // index entry) but a second one finds no room and moves the row, and
 // in the shards' hash order every statement of a large flush updated
 // most of the rows.
-func shareOrder(items []flushItem, w int) []int32 {
-	type keyed struct {
-		id int64
-		i  int32
-	}
-	var ks []keyed
+//
+// It appends them to ks[:0] and returns it.
+func shareOrder(ks []orderKey, items []flushItem, w int) []orderKey {
+	ks = ks[:0]
 	for i := range items {
-		if items[i].worker == w {
-			ks = append(ks, keyed{items[i].x.id, int32(i)})
+		if int(items[i].worker) == w {
+			ks = append(ks, orderKey{items[i].x.id, int32(i)})
 		}
 	}
-	slices.SortFunc(ks, func(a, b keyed) int { return cmp.Compare(a.id, b.id) })
-	order := make([]int32, len(ks))
-	for j, k := range ks {
-		order[j] = k.i
+	slices.SortFunc(ks, func(a, b orderKey) int { return cmp.Compare(a.id, b.id) })
+	return ks
+}
+
+// orderKey is a flush item's index with its series' id (shareOrder).
+type orderKey struct {
+	id int64
+	i  int32
+}
+
+// flushScratch is what a flush needs in proportion to the series it
+// writes, its items and each worker's order of them, kept from flush to
+// flush under flushMu: at a million series, making them afresh for every
+// flush was a sixth of the bytes the daemon allocated. A flush that
+// uses less than a quarter of them (the series slowed down or stopped)
+// frees them.
+type flushScratch struct {
+	items []flushItem
+	order [][]orderKey // by flush worker
+}
+
+// keep keeps items, the flush's, for the next flush, or frees them and
+// the workers' orders when the flush used little of them.
+func (f *flushScratch) keep(items []flushItem) {
+	if len(items) < cap(items)/4 {
+		f.items = nil
+		clear(f.order)
+		return
 	}
-	return order
+	clear(items) // the series' buffers, for the collector
+	f.items = items[:0]
 }
 
 // finish encodes the updates gathered since the last statement, if any,
@@ -388,9 +536,11 @@ func (s *Store) writeShare(ctx context.Context, items []flushItem, w int) (int64
 	var states []stateRows
 	st := &stateRows{}
 	stBytes := 0
-	for _, i := range shareOrder(items, w) {
+	order := shareOrder(s.flushScratch.order[w], items, w)
+	s.flushScratch.order[w] = order
+	for _, k := range order {
 		// Other workers change their items' held updates: read only ours.
-		it := &items[i]
+		it := &items[k.i]
 		x := it.x
 		seg, pos := x.seg(), x.pos()
 		if it.state != nil {
@@ -421,9 +571,11 @@ func (s *Store) writeShare(ctx context.Context, items []flushItem, w int) (int64
 		if total = n; err != nil {
 			return err
 		}
+		// Only the items holding recompute requests (late points) have
+		// anything for writeLate's first round.
 		var batches []lateBatch
 		for i := range items {
-			if items[i].worker == w && len(items[i].held) > 0 {
+			if int(items[i].worker) == w && hasRequest(items[i].held) {
 				batches = append(batches, lateBatch{i, items[i].held})
 			}
 		}
@@ -525,12 +677,18 @@ func (s *Store) writeLate(ctx context.Context, tx pgx.Tx, items []flushItem, bat
 // hasRequests reports whether worker w's items hold recompute requests.
 func hasRequests(items []flushItem, w int) bool {
 	for i := range items {
-		if items[i].worker == w {
-			for _, u := range items[i].held {
-				if u.Count == 0 {
-					return true
-				}
-			}
+		if int(items[i].worker) == w && hasRequest(items[i].held) {
+			return true
+		}
+	}
+	return false
+}
+
+// hasRequest reports whether ups hold a recompute request.
+func hasRequest(ups []rra.Update) bool {
+	for _, u := range ups {
+		if u.Count == 0 {
+			return true
 		}
 	}
 	return false

@@ -234,6 +234,109 @@ func appendByteaArray(buf []byte, vs [][]byte) []byte {
 	return buf
 }
 
+// compare orders updates a and b by archive row (bundle, segment, slot),
+// then position, slot time and their order in r.
+func (r *slotRows) compare(a, b int32) int {
+	if c := cmp.Compare(r.bundle[a], r.bundle[b]); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(r.seg[a], r.seg[b]); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(r.slot[a], r.slot[b]); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(r.pos[a], r.pos[b]); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(r.time[a], r.time[b]); c != 0 {
+		return c
+	}
+	return cmp.Compare(a, b)
+}
+
+// maxOrderBundles bounds the distinct bundles order groups by before
+// sorting; beyond it, it sorts all the updates at once.
+const maxOrderBundles = 16
+
+// order returns the indices of r's updates sorted by compare. The flush
+// adds them series by series in the order of their ids (segment, then
+// position), each series' updates archive by archive: grouped by bundle,
+// keeping that order (a counting pass), they are most often sorted
+// already, and a group is sorted only when it is not.
+func (r *slotRows) order() []int32 {
+	n := r.len()
+	keep := make([]int32, n)
+	var bundles [maxOrderBundles]int32
+	var counts [maxOrderBundles + 1]int
+	nb := 0
+	group := make([]uint8, n)
+	for i, b := range r.bundle {
+		k := 0
+		for k < nb && bundles[k] != b {
+			k++
+		}
+		if k == nb {
+			if nb == maxOrderBundles {
+				for i := range keep {
+					keep[i] = int32(i)
+				}
+				slices.SortFunc(keep, r.compare)
+				return keep
+			}
+			bundles[nb] = b
+			nb++
+		}
+		group[i] = uint8(k)
+		counts[k+1]++
+	}
+	// The groups in bundle order, each keeping the order of r.
+	rank := make([]int, nb)
+	for k := range rank {
+		rank[k] = k
+	}
+	slices.SortFunc(rank, func(a, b int) int { return cmp.Compare(bundles[a], bundles[b]) })
+	var start [maxOrderBundles]int
+	at := 0
+	for _, k := range rank {
+		start[k] = at
+		at += counts[k+1]
+	}
+	next := start
+	for i, k := range group {
+		keep[next[k]] = int32(i)
+		next[k]++
+	}
+	for _, k := range rank {
+		r.sortGroup(keep[start[k]:next[k]])
+	}
+	return keep
+}
+
+// sortGroup sorts g, the updates of one bundle, by compare: segment by
+// segment when they come in the order of their segments, as the flush
+// adds them (a series' updates of several slots of an archive then
+// reorder only the segment's), all at once otherwise.
+func (r *slotRows) sortGroup(g []int32) {
+	if slices.IsSortedFunc(g, r.compare) {
+		return
+	}
+	if !slices.IsSortedFunc(g, func(a, b int32) int { return cmp.Compare(r.seg[a], r.seg[b]) }) {
+		slices.SortFunc(g, r.compare)
+		return
+	}
+	for lo := 0; lo < len(g); {
+		hi := lo + 1
+		for hi < len(g) && r.seg[g[hi]] == r.seg[g[lo]] {
+			hi++
+		}
+		if run := g[lo:hi]; !slices.IsSortedFunc(run, r.compare) {
+			slices.SortFunc(run, r.compare)
+		}
+		lo = hi
+	}
+}
+
 // packedRun is the updates of one archive row among a statement's slot
 // updates: keep[lo:hi], in order of position, in runs of consecutive
 // positions.
@@ -247,28 +350,7 @@ type packedRun struct{ lo, hi, runs int }
 // the last in r, as the statement did when it took the updates one by one.
 func (r *slotRows) encode() [][]byte {
 	n := r.len()
-	keep := make([]int32, n)
-	for i := range keep {
-		keep[i] = int32(i)
-	}
-	slices.SortFunc(keep, func(a, b int32) int {
-		if c := cmp.Compare(r.bundle[a], r.bundle[b]); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(r.seg[a], r.seg[b]); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(r.slot[a], r.slot[b]); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(r.pos[a], r.pos[b]); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(r.time[a], r.time[b]); c != 0 {
-			return c
-		}
-		return cmp.Compare(a, b)
-	})
+	keep := r.order()
 	sameRow := func(a, b int32) bool {
 		return r.bundle[a] == r.bundle[b] && r.seg[a] == r.seg[b] && r.slot[a] == r.slot[b]
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -159,4 +160,83 @@ func TestFlushEncodingRefusesOtherTypes(t *testing.T) {
 	if err == nil {
 		t.Fatal("int4[] sent for an int8[] parameter")
 	}
+}
+
+// TestSlotOrderIsSorted: slotRows.order, which groups the updates by
+// bundle and sorts a segment's only when needed, orders them as one sort
+// of all of them by slotRows.compare does, whatever order they come in:
+// the flush's (series by id, archive by archive, some with two slots of
+// an archive), shuffled, or of more bundles than it groups.
+func TestSlotOrderIsSorted(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for trial := range 300 {
+		var r slotRows
+		bundles := 1 + rng.IntN(4)
+		if trial%10 == 9 {
+			bundles = maxOrderBundles + 1 + rng.IntN(4)
+		}
+		series := 1 + rng.IntN(600)
+		for id := range series {
+			seg, pos := int64(id/200), int32(id%200)+1
+			for b := range bundles {
+				for range 1 + rng.IntN(2) {
+					r.bundle = append(r.bundle, int32(100-b))
+					r.seg = append(r.seg, seg)
+					r.slot = append(r.slot, int32(rng.IntN(3)))
+					r.pos = append(r.pos, pos)
+					r.time = append(r.time, int64(rng.IntN(3)))
+					r.val = append(r.val, rng.Float64())
+				}
+			}
+		}
+		if trial%3 == 2 { // shuffled
+			perm := rng.Perm(r.len())
+			var q slotRows
+			for _, i := range perm {
+				q.bundle, q.seg, q.slot = append(q.bundle, r.bundle[i]), append(q.seg, r.seg[i]), append(q.slot, r.slot[i])
+				q.pos, q.time, q.val = append(q.pos, r.pos[i]), append(q.time, r.time[i]), append(q.val, r.val[i])
+			}
+			r = q
+		}
+		want := make([]int32, r.len())
+		for i := range want {
+			want[i] = int32(i)
+		}
+		slices.SortFunc(want, r.compare)
+		if got := r.order(); !slices.Equal(got, want) {
+			t.Fatalf("trial %d (%d updates, %d bundles): order differs from one sort", trial, r.len(), bundles)
+		}
+	}
+}
+
+// BenchmarkSlotOrder orders a statement's 20,000 slot updates as a flush
+// adds them (series by id, three archives, two slots of the finest):
+// slotRows.order beside one sort of them all.
+//
+//	go test -run '^$' -bench SlotOrder ./internal/tsstore
+func BenchmarkSlotOrder(b *testing.B) {
+	var r slotRows
+	for id := 0; r.len() < slotChunk; id++ {
+		seg, pos := int64(id/200), int32(id%200)+1
+		for a, slots := range []int{2, 1, 1} {
+			for k := range slots {
+				r.bundle, r.seg, r.slot = append(r.bundle, int32(a+1)), append(r.seg, seg), append(r.slot, int32(7+k))
+				r.pos, r.time, r.val = append(r.pos, pos), append(r.time, int64(k)), append(r.val, 1)
+			}
+		}
+	}
+	b.Run("order", func(b *testing.B) {
+		for b.Loop() {
+			r.order()
+		}
+	})
+	b.Run("sort", func(b *testing.B) {
+		for b.Loop() {
+			keep := make([]int32, r.len())
+			for i := range keep {
+				keep[i] = int32(i)
+			}
+			slices.SortFunc(keep, r.compare)
+		}
+	})
 }

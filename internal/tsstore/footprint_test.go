@@ -15,7 +15,7 @@ import (
 // footprint registers n series of the retentions (graphiteConfig:
 // 10s:6h, 1m:7d, 1h:1y) through Add and Flush, as the receivers do, three
 // points each, and returns what a quiet daemon keeps per series once
-// everything is written: the live heap's growth and the store's accounted
+// everything is written and the next flush found nothing more: the live heap's growth and the store's accounted
 // series bytes (SeriesBytes), both divided by n. name gives the name of
 // series i; names are made afresh for every point, as a receiver parses
 // them, so that the keys the store keeps are its own. With
@@ -42,6 +42,12 @@ func footprint(t testing.TB, n int, name func(i int) string) (live, accounted fl
 			mustAdd(t, s, pts...)
 		}
 		mustFlush(t, s)
+	}
+	// The next periodic flush of a quiet daemon: it frees the buffers the
+	// series kept for their next points (releaseKept).
+	mustFlush(t, s)
+	if st := s.Stats(); st.Bytes != 0 {
+		t.Fatalf("%d bytes pending once quiet, want none", st.Bytes)
 	}
 	if got := s.Stats().Series; got != int64(n) {
 		t.Fatalf("%d series in the store, want %d", got, n)

@@ -44,6 +44,10 @@ type series struct {
 	touched    uint32 // Store.gen at its last point
 	dirty      bool   // in its shard's dirty list
 	stateDirty bool   // ds changed since its state was last written
+	// kept: in its shard's kept list, keeping its emptied buffers (buf,
+	// the DS's pending updates) for its next points; the next flush frees
+	// them if none came (gather).
+	kept bool
 }
 
 // seriesBuf is what a series holds until it is written.

@@ -84,6 +84,9 @@ type Store struct {
 	// flushCols are each flush worker's slot columns, reused from flush
 	// to flush under flushMu (writeShare).
 	flushCols []slotRows
+	// flushScratch is what a flush needs in proportion to the series it
+	// writes, kept likewise while the series keep sending (Flush).
+	flushScratch flushScratch
 	// rawRetry holds the raw points of a write that failed part-way, under
 	// flushMu: some of its batches may have committed. The next flush
 	// writes exactly these rows again under the same load ID, so the
@@ -112,6 +115,7 @@ type shard struct {
 	m     map[string]*series
 	dirty []*series // series with something to write
 	fresh []*series // series not yet registered in the database
+	kept  []*series // series keeping emptied buffers (series.kept)
 }
 
 // Open migrates the pgts catalog, creates the raw table if configured and
@@ -138,6 +142,7 @@ func Open(ctx context.Context, pool *pgxpool.Pool, cfg Config) (*Store, error) {
 		openedAt: time.Now(),
 	}
 	s.flushCols = make([]slotRows, cfg.FlushWorkers)
+	s.flushScratch.order = make([][]orderKey, cfg.FlushWorkers)
 	rules := append([]rra.Rule(nil), cfg.Rules...)
 	s.rules.Store(&rules)
 	s.mem.max = cfg.MaxMemory
@@ -437,6 +442,12 @@ type memory struct {
 
 // reserve takes n bytes if they fit in the budget.
 func (m *memory) reserve(n int64) bool {
+	if n <= 0 {
+		// Most points: nothing to reserve, and no write to the counter
+		// every adder and the flush share.
+		m.add(n)
+		return true
+	}
 	for {
 		u := m.used.Load()
 		if u+n > m.max && n > 0 {
