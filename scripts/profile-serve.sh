@@ -35,11 +35,26 @@ regexp = "."
 step = "10s"
 archives = ["10s:6h", "1m:7d", "1h:1y"]
 TOML
+# Another process on one of the ports (a daemon of an earlier run still
+# quiet) would answer for this one: this run would profile that one.
+for port in "$gport" "$hport"; do
+	if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+		echo "profile-serve: 127.0.0.1:$port is in use (an earlier run's daemon?); set GRAPHITE_PORT/HTTP_PORT or stop it" >&2
+		exit 1
+	fi
+done
 "$bin" serve --config "$out/serve.toml" --db "$url" --pprof >"$out/serve.log" 2>&1 &
 daemon=$!
 trap 'kill -TERM $daemon 2>/dev/null || true' EXIT
 m=http://127.0.0.1:$hport
-until curl -sf "$m/healthz" >/dev/null; do sleep 0.2; done
+until curl -sf "$m/healthz" >/dev/null; do
+	if ! kill -0 "$daemon" 2>/dev/null; then
+		echo "profile-serve: pgts serve exited before it answered:" >&2
+		cat "$out/serve.log" >&2
+		exit 1
+	fi
+	sleep 0.2
+done
 pm=$(head -1 "$PGTS_DATA_DIR/postmaster.pid")
 ticks() { awk '{print $14+$15}' "/proc/$1/stat"; }
 pgticks() { local t=0 p; for p in $pm $(pgrep -P "$pm"); do t=$((t + $(ticks "$p" 2>/dev/null || echo 0))); done; echo $t; }
