@@ -77,12 +77,7 @@ func BenchmarkRenderStore(b *testing.B) {
 			if prefix == "bench.sum" {
 				sumNames = append(sumNames, name)
 			}
-			pts := make([]ingest.Point, 0, 1440)
-			for k := range 1440 {
-				at := now.Add(-time.Duration(1440-k) * time.Minute).UnixMicro()
-				pts = append(pts, ingest.Point{Name: name, Value: float64((i*7+k)%1000) / 8, Time: at})
-			}
-			if err := store.Add(ctx, pts); err != nil {
+			if err := store.Add(ctx, appendBenchDay(make([]ingest.Point, 0, 1440), name, i, now)); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -219,6 +214,16 @@ func BenchmarkRenderStore(b *testing.B) {
 // hold a point a minute over the 24 h before now, the others one point,
 // so that, their ids in the order of their keys, each of the ten lies
 // alone in its segment.
+// appendBenchDay appends to pts a point a minute of series name, the
+// i-th of its kind, over the day before now.
+func appendBenchDay(pts []ingest.Point, name string, i int, now time.Time) []ingest.Point {
+	for k := range 1440 {
+		at := now.Add(-time.Duration(1440-k) * time.Minute).UnixMicro()
+		pts = append(pts, ingest.Point{Name: name, Value: float64((i*7+k)%1000) / 8, Time: at})
+	}
+	return pts
+}
+
 func fillTagged(b *testing.B, ctx context.Context, store *tsstore.Store, now time.Time, n int) {
 	var pts []ingest.Point
 	for i := range n {
@@ -227,10 +232,7 @@ func fillTagged(b *testing.B, ctx context.Context, store *tsstore.Store, now tim
 			pts = append(pts, ingest.Point{Name: name, Value: 1, Time: now.Add(-time.Minute).UnixMicro()})
 			continue
 		}
-		for k := range 1440 {
-			at := now.Add(-time.Duration(1440-k) * time.Minute).UnixMicro()
-			pts = append(pts, ingest.Point{Name: name, Value: float64((i*7+k)%1000) / 8, Time: at})
-		}
+		pts = appendBenchDay(pts, name, i, now)
 	}
 	if err := store.Add(ctx, pts); err != nil {
 		b.Fatal(err)

@@ -54,15 +54,11 @@ var binaryFormats = []int16{1, 1, 1, 1, 1, 1, 1, 1, 1}
 // parameter, and returns the rows it affected. The statement is prepared
 // once per connection, under st's name.
 func execEncoded(ctx context.Context, tx pgx.Tx, st flushStmt, params [][]byte) (int64, error) {
-	conn := tx.Conn()
-	sd, err := conn.Prepare(ctx, st.name, st.sql)
+	sd, err := st.prepare(ctx, tx, params)
 	if err != nil {
 		return 0, err
 	}
-	if err := st.check(sd, params); err != nil {
-		return 0, err
-	}
-	tag, err := conn.PgConn().ExecPrepared(ctx, sd.Name, params, binaryFormats[:len(params)], nil).Close()
+	tag, err := tx.Conn().PgConn().ExecPrepared(ctx, sd.Name, params, binaryFormats[:len(params)], nil).Close()
 	if err != nil {
 		return 0, err
 	}
@@ -96,15 +92,11 @@ func runWrite(ctx context.Context, tx pgx.Tx, st flushStmt, params [][]byte) err
 // queryEncodedCount runs st in tx with params, as execEncoded does, and
 // returns the bigint of its one row.
 func queryEncodedCount(ctx context.Context, tx pgx.Tx, st flushStmt, params [][]byte) (int64, error) {
-	conn := tx.Conn()
-	sd, err := conn.Prepare(ctx, st.name, st.sql)
+	sd, err := st.prepare(ctx, tx, params)
 	if err != nil {
 		return 0, err
 	}
-	if err := st.check(sd, params); err != nil {
-		return 0, err
-	}
-	rr := conn.PgConn().ExecPrepared(ctx, sd.Name, params, binaryFormats[:len(params)], binaryFormats[:1])
+	rr := tx.Conn().PgConn().ExecPrepared(ctx, sd.Name, params, binaryFormats[:len(params)], binaryFormats[:1])
 	var n int64
 	rows := 0
 	for rr.NextRow() {
@@ -123,6 +115,19 @@ func queryEncodedCount(ctx context.Context, tx pgx.Tx, st flushStmt, params [][]
 		return 0, fmt.Errorf("statement %q returned %d rows, want 1", st.name, rows)
 	}
 	return n, nil
+}
+
+// prepare prepares st on tx's connection (once per connection, under
+// st's name) and checks that params fit it.
+func (st flushStmt) prepare(ctx context.Context, tx pgx.Tx, params [][]byte) (*pgconn.StatementDescription, error) {
+	sd, err := tx.Conn().Prepare(ctx, st.name, st.sql)
+	if err != nil {
+		return nil, err
+	}
+	if err := st.check(sd, params); err != nil {
+		return nil, err
+	}
+	return sd, nil
 }
 
 // check tells whether params fit the prepared statement sd: as many, each
