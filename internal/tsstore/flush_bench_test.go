@@ -39,11 +39,7 @@ func benchFlush(b *testing.B, heartbeat string) {
 		runtime.MemProfileRate = 4096
 	}
 	pool := newPool(b)
-	var backend int
-	if err := pool.QueryRow(ctx, "SELECT pg_backend_pid()").Scan(&backend); err != nil {
-		b.Fatal(err)
-	}
-	postmaster := bench.PostmasterOf(backend)
+	postmaster := postmasterOf(b, pool)
 	c := clock{now: time.Unix(base, 0)}
 	cfg := DefaultConfig()
 	cfg.Rules = []rra.Rule{rule(b, `.`, "10s", heartbeat, "10s:6h", "1m:7d", "1h:1y")}
@@ -168,4 +164,15 @@ func rraDataStats(b *testing.B, pool *pgxpool.Pool) rraTableStats {
 		b.Fatal(err)
 	}
 	return r
+}
+
+// postmasterOf returns the pid of the server behind pool, whose CPU the
+// benchmarks read with their backends'.
+func postmasterOf(b *testing.B, pool *pgxpool.Pool) int {
+	b.Helper()
+	var backend int
+	if err := pool.QueryRow(context.Background(), "SELECT pg_backend_pid()").Scan(&backend); err != nil {
+		b.Fatal(err)
+	}
+	return bench.PostmasterOf(backend)
 }

@@ -28,11 +28,7 @@ func BenchmarkRegister(b *testing.B) {
 func benchRegister(b *testing.B, n int) {
 	ctx := context.Background()
 	pool := newPool(b)
-	var backend int
-	if err := pool.QueryRow(ctx, "SELECT pg_backend_pid()").Scan(&backend); err != nil {
-		b.Fatal(err)
-	}
-	postmaster := bench.PostmasterOf(backend)
+	postmaster := postmasterOf(b, pool)
 	c := clock{now: time.Unix(base, 0)}
 	cfg := DefaultConfig()
 	cfg.Rules = []rra.Rule{rule(b, `.`, "10s", "", "10s:6h", "1m:7d", "1h:1y")}

@@ -44,28 +44,25 @@ ON CONFLICT DO NOTHING`
 // step_s, $7 heartbeat_s, $8 rras and $9 bundles, space-separated, parsed
 // once per schema. The name is the key up to its first ';'
 // (keyName). encodeSeries encodes the parameters.
-const sqlInsertSeries = `WITH sc AS (
-	SELECT o::int4 AS o, r, st, hb, string_to_array(a, ' ') AS a, string_to_array(b, ' ')::int4[] AS b
-	FROM unnest($5::text[], $6::int4[], $7::int4[], $8::text[], $9::text[]) WITH ORDINALITY AS x(r, st, hb, a, b, o)
-)
-INSERT INTO pgts.metric (id, key, name, tags, rule, step_s, heartbeat_s, rras, bundles)
-SELECT x.id, x.k, split_part(x.k, ';', 1), coalesce(x.t::jsonb, '{}'), sc.r, sc.st, sc.hb, sc.a, sc.b
-FROM unnest($1::int8[], $2::text[], $3::text[], $4::int4[]) AS x(id, k, t, s)
-LEFT JOIN sc ON sc.o = x.s
+const sqlInsertSeries = sqlInsertSeriesRows + `
 RETURNING id`
 
 // sqlInsertSeriesNew is sqlInsertSeries inserting only the series not
 // registered yet, returning the ids of those.
-const sqlInsertSeriesNew = `WITH sc AS (
+const sqlInsertSeriesNew = sqlInsertSeriesRows + `
+ON CONFLICT (key) DO NOTHING
+RETURNING id`
+
+// sqlInsertSeriesRows is the INSERT of sqlInsertSeries and
+// sqlInsertSeriesNew, without its ending.
+const sqlInsertSeriesRows = `WITH sc AS (
 	SELECT o::int4 AS o, r, st, hb, string_to_array(a, ' ') AS a, string_to_array(b, ' ')::int4[] AS b
 	FROM unnest($5::text[], $6::int4[], $7::int4[], $8::text[], $9::text[]) WITH ORDINALITY AS x(r, st, hb, a, b, o)
 )
 INSERT INTO pgts.metric (id, key, name, tags, rule, step_s, heartbeat_s, rras, bundles)
 SELECT x.id, x.k, split_part(x.k, ';', 1), coalesce(x.t::jsonb, '{}'), sc.r, sc.st, sc.hb, sc.a, sc.b
 FROM unnest($1::int8[], $2::text[], $3::text[], $4::int4[]) AS x(id, k, t, s)
-LEFT JOIN sc ON sc.o = x.s
-ON CONFLICT (key) DO NOTHING
-RETURNING id`
+LEFT JOIN sc ON sc.o = x.s`
 
 // sqlReserveSeriesIDs moves pgts.metric's id sequence on by $1 and
 // returns the first of the $1 ids passed over (see reserveIDs).
