@@ -41,13 +41,15 @@ type ServeScenario struct {
 	WindowS    float64       `json:"window_seconds"`
 	// Drain bounds the wait, after the window, for the cache to be
 	// written (default 3 flush intervals + 10 s).
-	Drain              time.Duration `json:"-"`
-	MaxMemory          int64         `json:"max_memory_bytes"`
-	FlushInterval      time.Duration `json:"-"`
-	FlushS             float64       `json:"flush_interval_seconds"`
-	Archives           []string      `json:"archives"`
-	Step               string        `json:"step"`
-	StopAtFirstFailure bool          `json:"stop_at_first_failure"`
+	Drain         time.Duration `json:"-"`
+	MaxMemory     int64         `json:"max_memory_bytes"`
+	FlushInterval time.Duration `json:"-"`
+	FlushS        float64       `json:"flush_interval_seconds"`
+	// FlushWorkers is the daemon's flush-workers; 0 leaves its default.
+	FlushWorkers       int      `json:"flush_workers,omitempty"`
+	Archives           []string `json:"archives"`
+	Step               string   `json:"step"`
+	StopAtFirstFailure bool     `json:"stop_at_first_failure"`
 	// LiveHeap: after each drained step, wait for the daemon's live heap
 	// (up to gcWait) to report it with the cache the store accounts.
 	LiveHeap bool `json:"live_heap"`
@@ -73,6 +75,8 @@ func (s *ServeScenario) Validate() error {
 		return fmt.Errorf("max memory %d: at least 1 MiB", s.MaxMemory)
 	case s.FlushInterval < time.Second:
 		return fmt.Errorf("flush interval %v: at least 1s", s.FlushInterval)
+	case s.FlushWorkers < 0 || s.FlushWorkers > 64:
+		return fmt.Errorf("flush workers %d: between 1 and 64, or 0 for the daemon's default", s.FlushWorkers)
 	case len(s.Archives) == 0:
 		return errors.New("no archives")
 	case s.Quiet < 0 || s.Quiet > 10*time.Minute:
@@ -208,10 +212,14 @@ func serveConfig(s ServeScenario, graphite, httpAddr string) string {
 	for i, a := range s.Archives {
 		quoted[i] = strconv.Quote(a)
 	}
+	workers := ""
+	if s.FlushWorkers > 0 {
+		workers = fmt.Sprintf("flush-workers = %d\n", s.FlushWorkers)
+	}
 	return fmt.Sprintf(`max-memory = %d
 max-series = 10000000
 flush-interval = %q
-[graphite]
+%s[graphite]
 tcp = %q
 udp = ""
 [pickle]
@@ -225,7 +233,7 @@ addr = %q
 regexp = "."
 step = %q
 archives = [%s]
-`, s.MaxMemory, s.FlushInterval.String(), graphite, httpAddr, s.Step, strings.Join(quoted, ", "))
+`, s.MaxMemory, s.FlushInterval.String(), workers, graphite, httpAddr, s.Step, strings.Join(quoted, ", "))
 }
 
 func freePort() (string, error) {

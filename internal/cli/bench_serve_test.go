@@ -17,9 +17,12 @@ func TestBenchServe(t *testing.T) {
 	env := map[string]string{"DATABASE_URL": pgtest.DB(t)}
 	dir := filepath.Join(t.TempDir(), "serve")
 	stdout, stderr, code := run(t, env, "bench", "serve", "--series", "300", "--rates", "200,300", "--window", "2s",
-		"--flush-interval", "1s", "--max-memory", "64MB", "--out", dir)
+		"--flush-interval", "1s", "--flush-workers", "1", "--max-memory", "64MB", "--out", dir)
 	if code != 0 {
 		t.Fatalf("bench serve: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if conf, err := os.ReadFile(filepath.Join(dir, "serve-300-200.toml")); err != nil || !strings.Contains(string(conf), "\nflush-workers = 1\n") {
+		t.Errorf("the daemon's configuration does not carry --flush-workers (%v):\n%s", err, conf)
 	}
 	b, err := os.ReadFile(filepath.Join(dir, "serve.json"))
 	if err != nil {

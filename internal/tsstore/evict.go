@@ -50,7 +50,15 @@ func (s *Store) evictIdle() {
 		}
 		sh := &s.shard[i]
 		sh.mu.Lock()
+		seen := 0
 		for _, x := range sh.m {
+			if seen++; seen%lockRun == 0 {
+				// Let the receivers in between runs: the map may change
+				// meanwhile, which ranging over it allows (a series
+				// added may be skipped; new series are not evictable).
+				sh.mu.Unlock()
+				sh.mu.Lock()
+			}
 			if x.ds == nil || x.id == 0 || x.dirty || x.stateDirty || gen-x.touched < 2 ||
 				len(x.held()) > 0 || len(x.raw()) > 0 || x.ds.Pending() > 0 {
 				continue

@@ -34,6 +34,14 @@ var (
 // concurrent Adds rarely wait for each other.
 const shards = 64
 
+// lockRun bounds the series a flush handles in one hold of a shard's
+// lock (gather, releaseKept, settle): a receiver's point for the shard
+// waits for one run. Held for a shard's every series, 15,600 of them at
+// 1,000,000 series, the lock stalled the receivers for the whole of each
+// gather (TestFlushHoldsShardLocksBriefly): a point for the shard being
+// gathered came every 64 points or so.
+const lockRun = 256
+
 // Store keeps the series of the metrics daemon: it consolidates points into
 // round-robin archives in memory, buffers closed slots and raw points in a
 // write-back cache, and flushes them to PostgreSQL in batches. It is safe
@@ -102,6 +110,9 @@ type Store struct {
 	done        chan struct{}
 	lastMaint   time.Time
 	lastFlushNS atomic.Int64
+	// flushRunMax is the most series a flush handled in one hold of a
+	// shard's lock (gather, releaseKept, settle), for tests.
+	flushRunMax atomic.Int64
 
 	// The periodic flush's failures, owned by the flush loop; health is
 	// the last flush's error for Health.
@@ -114,8 +125,9 @@ type shard struct {
 	mu    sync.Mutex
 	m     map[string]*series
 	dirty []*series // series with something to write
+	spare []*series // the array of the dirty list a flush took, for the next (flush only)
 	fresh []*series // series not yet registered in the database
-	kept  []*series // series keeping emptied buffers (series.kept)
+	kept  []*series // series keeping emptied buffers (series.kept; flush only)
 }
 
 // Open migrates the pgts catalog, creates the raw table if configured and
