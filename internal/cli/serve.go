@@ -136,7 +136,7 @@ func runServe(ctx context.Context, a *app, cmd *cobra.Command, f serveFlags, sta
 	}
 	updateLimit, restoreLimit := setMemoryLimit(a, cfg)
 	defer restoreLimit()
-	pool, err := a.openDB(ctx, int32(cfg.FlushWorkers+2))
+	pool, err := a.openDB(ctx, cfg.PoolSize())
 	if err != nil {
 		return err
 	}

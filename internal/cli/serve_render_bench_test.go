@@ -58,8 +58,8 @@ func BenchmarkRenderStore(b *testing.B) {
 	cfg.FlushInterval = time.Hour
 	cfg.MaxMemory = 4 << 30
 	cfg.Now = clock
-	// the daemon's pool: FlushWorkers + 2 connections (runServe)
-	pool, err := pg.NewPool(ctx, pgtest.DB(b), int32(serve.DefaultConfig().FlushWorkers+2))
+	// the daemon's pool (runServe)
+	pool, err := pg.NewPool(ctx, pgtest.DB(b), serve.DefaultConfig().PoolSize())
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"regexp"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -56,7 +57,7 @@ type Config struct {
 	// PostgreSQL. Default 10s.
 	FlushInterval Duration `toml:"flush-interval"`
 	// FlushWorkers is the number of connections the storage writes
-	// with. Default 4.
+	// with. Default DefaultFlushWorkers().
 	FlushWorkers int `toml:"flush-workers"`
 	// LogInterval is the period of the parse-error logs: the first
 	// refusal of each receiver in a period is logged with its input,
@@ -258,13 +259,32 @@ type DSConfig struct {
 	RRAs          []string `toml:"rras"`
 }
 
+// DefaultFlushWorkers is the default of flush-workers: half the
+// processors the daemon may use (GOMAXPROCS), 1 to 4. Each flush
+// connection keeps a PostgreSQL backend busy while it writes, on the
+// daemon's machine in the usual set-up (the embedded cluster), and each
+// busy one takes a processor from the receivers: at 1,000,000 series on
+// 2 processors, 4 flush connections acknowledged 17–26% fewer points a
+// second than 1 (docs/benchmarks.md, "The flush and the receivers").
+func DefaultFlushWorkers() int {
+	return min(4, max(1, runtime.GOMAXPROCS(0)/2))
+}
+
+// PoolSize is the number of database connections the daemon opens: the
+// flush's, and two more, at least six in all, which the render API's
+// reads share (a request reads on up to three at once) with the
+// registry's and the states' reads.
+func (c Config) PoolSize() int32 {
+	return int32(max(c.FlushWorkers, 4) + 2)
+}
+
 // DefaultConfig returns the defaults described on each field.
 func DefaultConfig() Config {
 	return Config{
 		MaxMemory:          512 << 20,
 		MaxSeries:          1_000_000,
 		FlushInterval:      Duration(10 * time.Second),
-		FlushWorkers:       4,
+		FlushWorkers:       DefaultFlushWorkers(),
 		LogInterval:        Duration(10 * time.Second),
 		ShutdownTimeout:    Duration(time.Minute),
 		FutureTolerance:    Duration(10 * time.Minute),

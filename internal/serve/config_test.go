@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"os"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -187,6 +188,28 @@ func TestRenderLimits(t *testing.T) {
 	for _, bad := range []string{"[render]\nmax-series = 0\n", "[render]\nmax-points = -1\n", "[render]\nmax-points = 20000000000\n"} {
 		if _, err := ParseConfig("t.toml", []byte(bad)); err == nil || !strings.Contains(err.Error(), "render.max-") {
 			t.Errorf("%q: error %v, want one naming render.max-…", bad, err)
+		}
+	}
+}
+
+// TestDefaultFlushWorkers: half the processors, 1 to 4, and the pool
+// keeps room for the render API's reads whatever the flush takes.
+func TestDefaultFlushWorkers(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	for procs, want := range map[int]int{1: 1, 2: 1, 3: 1, 4: 2, 6: 3, 8: 4, 64: 4} {
+		runtime.GOMAXPROCS(procs)
+		if got := DefaultFlushWorkers(); got != want {
+			t.Errorf("%d processors: %d flush workers, want %d", procs, got, want)
+		}
+		if got := DefaultConfig().FlushWorkers; got != want {
+			t.Errorf("%d processors: DefaultConfig has %d flush workers, want %d", procs, got, want)
+		}
+	}
+	for workers, want := range map[int]int32{1: 6, 4: 6, 8: 10} {
+		c := DefaultConfig()
+		c.FlushWorkers = workers
+		if got := c.PoolSize(); got != want {
+			t.Errorf("%d flush workers: a pool of %d, want %d", workers, got, want)
 		}
 	}
 }
