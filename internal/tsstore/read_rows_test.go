@@ -235,8 +235,9 @@ func TestFetchOnePositionNarrowRows(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if statements, rows := tr.take(); statements != 1 || rows != int64(len(idx)) {
-			t.Errorf("%v: %d statements, %d rows; want 1 statement, %d rows", idx, statements, rows, len(idx))
+		// two statements, each half the day (TestFetchOneSeriesHalves)
+		if statements, rows := tr.take(); statements != 2 || rows != 2*int64(len(idx)) {
+			t.Errorf("%v: %d statements, %d rows; want 2 statements, %d rows", idx, statements, rows, 2*len(idx))
 		}
 		if len(got) != len(idx) {
 			t.Fatalf("%v: got %d series", idx, len(got))
@@ -322,4 +323,76 @@ func pgtestRows(t *testing.T, conn *pgx.Conn, q string) []string {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// TestFetchOneSeriesHalves: a Fetch whose archive reads are one group of
+// few positions over a long range of slots (one series over a day of
+// one-minute slots, the render API's single-series request) reads it
+// with two statements, each half the slots, which run at once on two
+// connections; over a short range, with one statement. The values are
+// the series' own, when the window wraps the ring (60s:1d) and when it
+// does not (60s:7d).
+func TestFetchOneSeriesHalves(t *testing.T) {
+	ctx := context.Background()
+	for _, archive := range []string{"60s:1d", "60s:7d"} {
+		t.Run(archive, func(t *testing.T) {
+			c := &clock{now: time.Unix(base+1440*60, 0)}
+			cfg := testConfig(t, c)
+			cfg.Raw = nil
+			cfg.Rules = []rra.Rule{rule(t, `.`, "60s", "", archive)}
+			pool, tr := tracedPool(t)
+			s := open(t, pool, cfg)
+			var pts []ingest.Point
+			for i := range 200 { // a segment; series 3 and 150 hold the day
+				for k := range 1440 {
+					if i == 3 || i == 150 || k == 1439 {
+						pts = append(pts, ingest.Point{Name: fmt.Sprintf("h.s%03d", i), Value: float64(i*10000 + k), Time: (base + int64(k)*60) * 1e6})
+					}
+				}
+			}
+			mustAdd(t, s, pts...)
+			mustFlush(t, s)
+			for _, tc := range []struct {
+				idx              []int
+				from, to         int64 // minutes after base
+				statements, rows int64
+			}{
+				{[]int{3}, 0, 1440, 2, 2},
+				{[]int{3, 150}, 0, 1440, 2, 4},
+				{[]int{3}, 1430, 1440, 1, 1},
+			} {
+				names := make([]string, len(tc.idx))
+				for j, i := range tc.idx {
+					names[j] = fmt.Sprintf("h.s%03d", i)
+				}
+				tr.take()
+				got, err := s.Fetch(ctx, names, base+tc.from*60, base+tc.to*60, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if statements, rows := tr.take(); statements != tc.statements || rows != tc.rows {
+					t.Errorf("%v over minutes %d-%d: %d statements, %d rows; want %d, %d", tc.idx, tc.from, tc.to, statements, rows, tc.statements, tc.rows)
+				}
+				if len(got) != len(tc.idx) {
+					t.Fatalf("%d series, want %d", len(got), len(tc.idx))
+				}
+				for j, i := range tc.idx {
+					sr := got[j]
+					if want := tc.to - tc.from; int64(len(sr.Values)) != want {
+						t.Fatalf("%s: %d values, want %d", sr.Name, len(sr.Values), want)
+					}
+					for v, val := range sr.Values {
+						k := (sr.Start-base)/60 + int64(v)
+						want := float64(i*10000) + float64(k)
+						if k >= 1440 {
+							want = nan
+						}
+						if !sameValues([]float64{val}, []float64{want}) {
+							t.Fatalf("%s at minute %d: %v, want %v", sr.Name, k, val, want)
+						}
+					}
+				}
+			}
+		})
+	}
 }
