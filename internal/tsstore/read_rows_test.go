@@ -48,6 +48,25 @@ func (a *archiveReads) TraceQueryEnd(ctx context.Context, _ *pgx.Conn, d pgx.Tra
 	a.mu.Unlock()
 }
 
+// TraceBatchStart, TraceBatchQuery and TraceBatchEnd count the archive
+// reads of a batch.
+func (a *archiveReads) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
+	return ctx
+}
+
+func (a *archiveReads) TraceBatchQuery(_ context.Context, _ *pgx.Conn, d pgx.TraceBatchQueryData) {
+	if !strings.HasPrefix(strings.TrimSpace(d.SQL), "SELECT") || !strings.Contains(d.SQL, "pgts.rra_data") || d.Err != nil {
+		return
+	}
+	a.mu.Lock()
+	a.sql, a.args = d.SQL, d.Args
+	a.statements++
+	a.rows += d.CommandTag.RowsAffected()
+	a.mu.Unlock()
+}
+
+func (a *archiveReads) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData) {}
+
 func (a *archiveReads) take() (statements, rows int64) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -394,5 +413,56 @@ func TestFetchOneSeriesHalves(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestReadPositionsNoCustomPlans: the reads of one series run the
+// generic plan of sqlReadPositions from their first execution on each
+// connection, where PostgreSQL would plan the first five for their
+// parameters (0.2–0.4 ms each, most of the executions of a pool of
+// several connections): no connection of the pool has made a custom
+// plan of it.
+func TestReadPositionsNoCustomPlans(t *testing.T) {
+	ctx := context.Background()
+	c := &clock{now: time.Unix(base+1440*60, 0)}
+	cfg := testConfig(t, c)
+	cfg.Raw = nil
+	cfg.Rules = []rra.Rule{rule(t, `.`, "60s", "", "60s:1d")}
+	pool, tr := tracedPool(t)
+	s := open(t, pool, cfg)
+	var pts []ingest.Point
+	for k := range 1440 {
+		pts = append(pts, ingest.Point{Name: "g.one", Value: float64(k), Time: (base + int64(k)*60) * 1e6})
+	}
+	mustAdd(t, s, pts...)
+	mustFlush(t, s)
+	tr.take()
+	for range 4 {
+		for _, from := range []int64{0, 1380} { // a day (two halves) and an hour
+			got, err := s.Fetch(ctx, []string{"g.one"}, base+from*60, base+1440*60, 0)
+			if err != nil || len(got) != 1 {
+				t.Fatalf("%d series, %v", len(got), err)
+			}
+		}
+	}
+	if statements, _ := tr.take(); statements != 12 {
+		t.Fatalf("%d archive reads, want 12", statements)
+	}
+	conns := pool.AcquireAllIdle(ctx)
+	defer func() {
+		for _, c := range conns {
+			c.Release()
+		}
+	}()
+	var custom, generic int64
+	for _, c := range conns {
+		var cu, ge int64
+		if err := c.QueryRow(ctx, `SELECT coalesce(sum(custom_plans), 0)::int8, coalesce(sum(generic_plans), 0)::int8 FROM pg_prepared_statements WHERE statement = $1`, sqlReadPositions).Scan(&cu, &ge); err != nil {
+			t.Fatal(err)
+		}
+		custom, generic = custom+cu, generic+ge
+	}
+	if custom != 0 || generic != 12 {
+		t.Fatalf("%d custom and %d generic plans of the position reads over %d connections, want 0 and 12", custom, generic, len(conns))
 	}
 }
