@@ -48,6 +48,25 @@ func (a *archiveReads) TraceQueryEnd(ctx context.Context, _ *pgx.Conn, d pgx.Tra
 	a.mu.Unlock()
 }
 
+// TraceBatchStart, TraceBatchQuery and TraceBatchEnd count the archive
+// reads of a batch.
+func (a *archiveReads) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
+	return ctx
+}
+
+func (a *archiveReads) TraceBatchQuery(_ context.Context, _ *pgx.Conn, d pgx.TraceBatchQueryData) {
+	if !strings.HasPrefix(strings.TrimSpace(d.SQL), "SELECT") || !strings.Contains(d.SQL, "pgts.rra_data") || d.Err != nil {
+		return
+	}
+	a.mu.Lock()
+	a.sql, a.args = d.SQL, d.Args
+	a.statements++
+	a.rows += d.CommandTag.RowsAffected()
+	a.mu.Unlock()
+}
+
+func (a *archiveReads) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData) {}
+
 func (a *archiveReads) take() (statements, rows int64) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -235,8 +254,9 @@ func TestFetchOnePositionNarrowRows(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if statements, rows := tr.take(); statements != 1 || rows != int64(len(idx)) {
-			t.Errorf("%v: %d statements, %d rows; want 1 statement, %d rows", idx, statements, rows, len(idx))
+		// two statements, each half the day (TestFetchOneSeriesHalves)
+		if statements, rows := tr.take(); statements != 2 || rows != 2*int64(len(idx)) {
+			t.Errorf("%v: %d statements, %d rows; want 2 statements, %d rows", idx, statements, rows, 2*len(idx))
 		}
 		if len(got) != len(idx) {
 			t.Fatalf("%v: got %d series", idx, len(got))
@@ -322,4 +342,127 @@ func pgtestRows(t *testing.T, conn *pgx.Conn, q string) []string {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// TestFetchOneSeriesHalves: a Fetch whose archive reads are one group of
+// few positions over a long range of slots (one series over a day of
+// one-minute slots, the render API's single-series request) reads it
+// with two statements, each half the slots, which run at once on two
+// connections; over a short range, with one statement. The values are
+// the series' own, when the window wraps the ring (60s:1d) and when it
+// does not (60s:7d).
+func TestFetchOneSeriesHalves(t *testing.T) {
+	ctx := context.Background()
+	for _, archive := range []string{"60s:1d", "60s:7d"} {
+		t.Run(archive, func(t *testing.T) {
+			c := &clock{now: time.Unix(base+1440*60, 0)}
+			cfg := testConfig(t, c)
+			cfg.Raw = nil
+			cfg.Rules = []rra.Rule{rule(t, `.`, "60s", "", archive)}
+			pool, tr := tracedPool(t)
+			s := open(t, pool, cfg)
+			var pts []ingest.Point
+			for i := range 200 { // a segment; series 3 and 150 hold the day
+				for k := range 1440 {
+					if i == 3 || i == 150 || k == 1439 {
+						pts = append(pts, ingest.Point{Name: fmt.Sprintf("h.s%03d", i), Value: float64(i*10000 + k), Time: (base + int64(k)*60) * 1e6})
+					}
+				}
+			}
+			mustAdd(t, s, pts...)
+			mustFlush(t, s)
+			for _, tc := range []struct {
+				idx              []int
+				from, to         int64 // minutes after base
+				statements, rows int64
+			}{
+				{[]int{3}, 0, 1440, 2, 2},
+				{[]int{3, 150}, 0, 1440, 2, 4},
+				{[]int{3}, 1430, 1440, 1, 1},
+			} {
+				names := make([]string, len(tc.idx))
+				for j, i := range tc.idx {
+					names[j] = fmt.Sprintf("h.s%03d", i)
+				}
+				tr.take()
+				got, err := s.Fetch(ctx, names, base+tc.from*60, base+tc.to*60, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if statements, rows := tr.take(); statements != tc.statements || rows != tc.rows {
+					t.Errorf("%v over minutes %d-%d: %d statements, %d rows; want %d, %d", tc.idx, tc.from, tc.to, statements, rows, tc.statements, tc.rows)
+				}
+				if len(got) != len(tc.idx) {
+					t.Fatalf("%d series, want %d", len(got), len(tc.idx))
+				}
+				for j, i := range tc.idx {
+					sr := got[j]
+					if want := tc.to - tc.from; int64(len(sr.Values)) != want {
+						t.Fatalf("%s: %d values, want %d", sr.Name, len(sr.Values), want)
+					}
+					for v, val := range sr.Values {
+						k := (sr.Start-base)/60 + int64(v)
+						want := float64(i*10000) + float64(k)
+						if k >= 1440 {
+							want = nan
+						}
+						if !sameValues([]float64{val}, []float64{want}) {
+							t.Fatalf("%s at minute %d: %v, want %v", sr.Name, k, val, want)
+						}
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestReadPositionsNoCustomPlans: the reads of one series run the
+// generic plan of sqlReadPositions from their first execution on each
+// connection, where PostgreSQL would plan the first five for their
+// parameters (0.2–0.4 ms each, most of the executions of a pool of
+// several connections): no connection of the pool has made a custom
+// plan of it.
+func TestReadPositionsNoCustomPlans(t *testing.T) {
+	ctx := context.Background()
+	c := &clock{now: time.Unix(base+1440*60, 0)}
+	cfg := testConfig(t, c)
+	cfg.Raw = nil
+	cfg.Rules = []rra.Rule{rule(t, `.`, "60s", "", "60s:1d")}
+	pool, tr := tracedPool(t)
+	s := open(t, pool, cfg)
+	var pts []ingest.Point
+	for k := range 1440 {
+		pts = append(pts, ingest.Point{Name: "g.one", Value: float64(k), Time: (base + int64(k)*60) * 1e6})
+	}
+	mustAdd(t, s, pts...)
+	mustFlush(t, s)
+	tr.take()
+	for range 4 {
+		for _, from := range []int64{0, 1380} { // a day (two halves) and an hour
+			got, err := s.Fetch(ctx, []string{"g.one"}, base+from*60, base+1440*60, 0)
+			if err != nil || len(got) != 1 {
+				t.Fatalf("%d series, %v", len(got), err)
+			}
+		}
+	}
+	if statements, _ := tr.take(); statements != 12 {
+		t.Fatalf("%d archive reads, want 12", statements)
+	}
+	conns := pool.AcquireAllIdle(ctx)
+	defer func() {
+		for _, c := range conns {
+			c.Release()
+		}
+	}()
+	var custom, generic int64
+	for _, c := range conns {
+		var cu, ge int64
+		if err := c.QueryRow(ctx, `SELECT coalesce(sum(custom_plans), 0)::int8, coalesce(sum(generic_plans), 0)::int8 FROM pg_prepared_statements WHERE statement = $1`, sqlReadPositions).Scan(&cu, &ge); err != nil {
+			t.Fatal(err)
+		}
+		custom, generic = custom+cu, generic+ge
+	}
+	if custom != 0 || generic != 12 {
+		t.Fatalf("%d custom and %d generic plans of the position reads over %d connections, want 0 and 12", custom, generic, len(conns))
+	}
 }
