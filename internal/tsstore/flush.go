@@ -134,10 +134,8 @@ func (s *Store) gather() []flushItem {
 		list := sh.dirty
 		sh.dirty, sh.spare = sh.spare[:0], nil
 		sh.mu.Unlock()
-		for lo := 0; lo < len(list); lo += lockRun {
-			run := list[lo:min(lo+lockRun, len(list))]
+		s.inRuns(sh, list, func(run []*series) {
 			var bytes, taken int64
-			sh.mu.Lock()
 			for _, x := range run {
 				if x.id == 0 {
 					// Not registered yet: listed again for the next flush.
@@ -170,8 +168,7 @@ func (s *Store) gather() []flushItem {
 			}
 			s.counters.unflushed.Add(-taken)
 			s.mem.add(bytes)
-			s.endRun(sh, len(run))
-		}
+		})
 		if len(list) > 0 {
 			// Only the flush, under flushMu, reads and sets spare.
 			clear(list)
@@ -252,10 +249,8 @@ func dropFront[T any](s []T, n int) []T {
 // and set by the flush, under flushMu.
 func (s *Store) releaseKept(sh *shard) {
 	var busy int64
-	for lo := 0; lo < len(sh.kept); lo += lockRun {
-		run := sh.kept[lo:min(lo+lockRun, len(sh.kept))]
+	s.inRuns(sh, sh.kept, func(run []*series) {
 		var bytes int64
-		sh.mu.Lock()
 		for _, x := range run {
 			x.kept = false
 			if x.dirty {
@@ -271,8 +266,7 @@ func (s *Store) releaseKept(sh *shard) {
 			x.bytes = b
 		}
 		s.mem.add(bytes)
-		s.endRun(sh, len(run))
-	}
+	})
 	if busy == 0 {
 		sh.kept = nil // quiet: the list's array too
 		return
@@ -771,6 +765,17 @@ func (s *Store) recompute(ctx context.Context, tx pgx.Tx, items []flushItem, bat
 		return nil, fmt.Errorf("reading %d slots to recompute: %w", len(refs), err)
 	}
 	return refs, nil
+}
+
+// inRuns calls f with the series of xs, a run of at most lockRun at a
+// time, each under sh's lock, ended by endRun.
+func (s *Store) inRuns(sh *shard, xs []*series, f func(run []*series)) {
+	for lo := 0; lo < len(xs); lo += lockRun {
+		run := xs[lo:min(lo+lockRun, len(xs))]
+		sh.mu.Lock()
+		f(run)
+		s.endRun(sh, len(run))
+	}
 }
 
 // endRun ends a run of n series the flush handled under sh's lock: it
