@@ -53,10 +53,12 @@ func (s *Store) evictIdle() {
 		seen := 0
 		for _, x := range sh.m {
 			if seen++; seen%lockRun == 0 {
-				// Let the receivers in between runs: the map may change
-				// meanwhile, which ranging over it allows (a series
-				// added may be skipped; new series are not evictable).
-				sh.mu.Unlock()
+				// Let the receivers in between runs (endRun yields: a
+				// lock taken again at once would seldom let a waiter
+				// in): the map may change meanwhile, which ranging over
+				// it allows (a series added may be skipped; new series
+				// are not evictable).
+				s.endRun(sh, lockRun)
 				sh.mu.Lock()
 			}
 			if x.ds == nil || x.id == 0 || x.dirty || x.stateDirty || gen-x.touched < 2 ||
