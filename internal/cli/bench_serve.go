@@ -132,7 +132,7 @@ process while each system runs. Results go to versus.json in --out.`,
 	f.StringVar(&rates, "rates", "50000,100000,150000", "comma-separated offered rates, points/s, in increasing order")
 	f.DurationVar(&s.Window, "window", s.Window, "how long each rate must be held")
 	f.DurationVar(&s.FlushInterval, "flush-interval", s.FlushInterval, "the daemon's flush interval")
-	f.IntVar(&s.FlushWorkers, "flush-workers", 0, "the daemon's flush-workers (0: its default)")
+	f.IntVar(&s.FlushWorkers, "flush-workers", 0, "the daemon's flush-workers, the connections its flush writes on (0: its default, half the processors, 1 to 4)")
 	f.StringVar(&archives, "archives", "10s:6h,1m:7d,1h:1y", "archives of every series")
 	f.StringVar(&s.Step, "step", s.Step, "step of every series")
 	f.StringVar(&maxMem, "max-memory", "1GB", "the daemon's memory budget (max-memory)")
